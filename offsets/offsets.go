@@ -1,0 +1,47 @@
+// Package offsets holds the plain data types of the producer offsets
+// registry, shared by the store packages (zk, remote) and the registry logic
+// (producer). It does no I/O.
+package offsets
+
+// BucketOffset is the log end offset a producer recorded for one bucket. For
+// a partitioned table Partitioned is true and PartitionID names the
+// partition; otherwise PartitionID is ignored.
+type BucketOffset struct {
+	Partitioned  bool
+	PartitionID  int64
+	BucketID     int32
+	LogEndOffset int64
+}
+
+// TableOffsets is every bucket offset a snapshot holds for one table: the
+// content of one offsets file.
+type TableOffsets struct {
+	TableID int64
+	Buckets []BucketOffset
+}
+
+// FileRef is one entry of a producer znode's "tables" list: the table and the
+// fully qualified path (FsPath string) of its offsets file.
+type FileRef struct {
+	TableID     int64
+	OffsetsPath string
+}
+
+// Snapshot is the content of a producer znode, /producers/<id>.
+type Snapshot struct {
+	// ExpirationTime is in epoch milliseconds.
+	ExpirationTime int64
+	Tables         []FileRef
+}
+
+// Expired reports whether the snapshot is expired at nowMillis. As in Fluss,
+// a snapshot is expired only strictly after its expiration time.
+func (s Snapshot) Expired(nowMillis int64) bool { return nowMillis > s.ExpirationTime }
+
+// Incarnation identifies one life of a znode: ZooKeeper's creation zxid
+// tells apart two znodes created one after the other at the same path, which
+// the data version alone cannot (a producer znode's version is always 0).
+type Incarnation struct {
+	Czxid   int64
+	Version int32
+}
