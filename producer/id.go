@@ -1,0 +1,54 @@
+package producer
+
+import (
+	"unicode/utf16"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+)
+
+// MaxIDLength is the longest producer id accepted, in UTF-16 code units (the
+// unit Java's String.length counts).
+const MaxIDLength = 200
+
+// ValidateID checks a producer id with the rules Fluss applies to table and
+// database names, in the same order, and returns the same reason texts. A nil
+// id is the wire's "field absent". The error carries code 63
+// (INVALID_PRODUCER_ID_EXCEPTION).
+func ValidateID(id *string) *flusserr.Error {
+	if id == nil {
+		return invalidID("null", "null string is not allowed")
+	}
+	s := *id
+	switch {
+	case s == "":
+		return invalidID(s, "the empty string is not allowed")
+	case s == ".":
+		return invalidID(s, "'.' is not allowed")
+	case s == "..":
+		return invalidID(s, "'..' is not allowed")
+	case utf16Len(s) > MaxIDLength:
+		return invalidID(s, "the length of '"+s+"' is longer than the max allowed length 200")
+	}
+	for i := 0; i < len(s); i++ {
+		if !idByte(s[i]) {
+			return invalidID(s, "'"+s+"' contains one or more characters other than ASCII alphanumerics, '_' and '-'")
+		}
+	}
+	return nil
+}
+
+func invalidID(id, reason string) *flusserr.Error {
+	return flusserr.New(flusserr.InvalidProducerID, "Invalid producer ID '"+id+"': "+reason)
+}
+
+func idByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}

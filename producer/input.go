@@ -1,0 +1,123 @@
+package producer
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+)
+
+// MaxBucketID is the largest bucket id a register may name. An offsets file
+// stores a non-partitioned table as an array indexed by bucket id, so a huge
+// id would make a huge file of -1 padding (weakness W9). Fluss's own
+// max.bucket.num default is 128000, so every real bucket id fits.
+const MaxBucketID = 131071
+
+// RegisterInput is one register request after decoding from the wire.
+type RegisterInput struct {
+	ProducerID *string
+	// Tables as sent; the same table may appear more than once (the buckets
+	// are merged, as Fluss does).
+	Tables []TableInput
+	// TTLMillis overrides the registry default when set. Zero or negative is
+	// allowed: the snapshot is born expired, as in Fluss.
+	TTLMillis *int64
+}
+
+// TableInput is one PbProducerTableOffsets entry.
+type TableInput struct {
+	TableID int64
+	Buckets []BucketInput
+}
+
+// BucketInput is one PbBucketOffset entry; nil pointers are absent fields.
+type BucketInput struct {
+	PartitionID  *int64
+	BucketID     int32
+	LogEndOffset *int64
+}
+
+// normalize checks a register request and groups its buckets by table. The
+// rules, each stricter than or equal to Fluss (which fails late, after
+// writing files, or silently stores something it cannot read back):
+//   - a bucket without log_end_offset is refused (Fluss: -1 after writing);
+//   - a negative log_end_offset is refused: the file format reads -1 as
+//     "absent", so it could never be read back;
+//   - a negative bucket id is refused (Fluss writes it at index 0 and reads it
+//     back as bucket 0);
+//   - a bucket id above MaxBucketID is refused with code 49;
+//   - the same bucket twice is refused (Fluss keeps one silently);
+//   - partitioned and non-partitioned buckets in one table are refused
+//     (Fluss: -1 after writing and deleting files);
+//   - a table entry with no buckets is dropped, as in Fluss.
+//
+// All of these are code -1 (UNKNOWN_SERVER_ERROR, the code Fluss answers for
+// the same input, and not retriable) with a message that names the problem.
+// Tables keep the order of their first appearance.
+func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, *flusserr.Error) {
+	type bucketKey struct {
+		partitioned bool
+		partition   int64
+		bucket      int32
+	}
+	bad := func(format string, args ...any) *flusserr.Error {
+		return flusserr.New(flusserr.UnknownServerError,
+			fmt.Sprintf("Invalid producer offsets for producer %s: ", producerID)+fmt.Sprintf(format, args...))
+	}
+	index := map[int64]int{}
+	seen := map[int64]map[bucketKey]bool{}
+	var out []offsets.TableOffsets
+	for _, t := range tables {
+		for _, b := range t.Buckets {
+			if b.LogEndOffset == nil {
+				return nil, bad("table %d bucket %d has no log_end_offset", t.TableID, b.BucketID)
+			}
+			if *b.LogEndOffset < 0 {
+				return nil, bad("table %d bucket %d has negative log_end_offset %d", t.TableID, b.BucketID, *b.LogEndOffset)
+			}
+			if b.BucketID < 0 {
+				return nil, bad("table %d has negative bucket id %d", t.TableID, b.BucketID)
+			}
+			if b.BucketID > MaxBucketID {
+				return nil, flusserr.Newf(flusserr.Code(49),
+					"Invalid producer offsets for producer %s: table %d bucket id %d exceeds the maximum %d", producerID, t.TableID, b.BucketID, MaxBucketID)
+			}
+			k := bucketKey{bucket: b.BucketID}
+			if b.PartitionID != nil {
+				k.partitioned, k.partition = true, *b.PartitionID
+			}
+			i, ok := index[t.TableID]
+			if !ok {
+				i = len(out)
+				index[t.TableID] = i
+				out = append(out, offsets.TableOffsets{TableID: t.TableID})
+				seen[t.TableID] = map[bucketKey]bool{}
+			}
+			if seen[t.TableID][k] {
+				if k.partitioned {
+					return nil, bad("table %d partition %d bucket %d appears more than once", t.TableID, k.partition, k.bucket)
+				}
+				return nil, bad("table %d bucket %d appears more than once", t.TableID, k.bucket)
+			}
+			if prev := out[i].Buckets; len(prev) > 0 && prev[0].Partitioned != k.partitioned {
+				return nil, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
+			}
+			seen[t.TableID][k] = true
+			out[i].Buckets = append(out[i].Buckets, offsets.BucketOffset{
+				Partitioned: k.partitioned, PartitionID: k.partition, BucketID: k.bucket, LogEndOffset: *b.LogEndOffset,
+			})
+		}
+	}
+	return out, nil
+}
+
+// expiration returns now+ttl in epoch milliseconds, refusing a sum that does
+// not fit in an int64 (Fluss lets it wrap into the past).
+func expiration(producerID string, nowMillis, ttlMillis int64) (int64, *flusserr.Error) {
+	if (ttlMillis > 0 && nowMillis > math.MaxInt64-ttlMillis) || (ttlMillis < 0 && nowMillis < math.MinInt64-ttlMillis) {
+		return 0, flusserr.Newf(flusserr.UnknownServerError,
+			"Invalid producer offsets for producer %s: ttl %d ms overflows the expiration time", producerID, ttlMillis)
+	}
+	return nowMillis + ttlMillis, nil
+}
