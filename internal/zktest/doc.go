@@ -1,0 +1,25 @@
+// Package zktest starts a real Apache ZooKeeper server as a child Java
+// process, for integration tests and for running the sidecar locally.
+//
+// It never mocks ZooKeeper: tests talk to the same server a Fluss cluster
+// would use. The server is found from the Debian "zookeeper" package
+// (/usr/share/java/zookeeper.jar, whose manifest lists its dependencies) or
+// from $ZOOKEEPER_CLASSPATH / $ZOOKEEPER_HOME, and run with "java" from
+// $JAVA_HOME or $PATH. If it is missing, Start fails with ErrNotInstalled,
+// whose message says to run "apt-get install -y zookeeper".
+//
+// A test package usually starts one server for all its tests from TestMain
+// with Main, and gives each test its own root path with UniqueRoot:
+//
+//	var zkAddr string
+//
+//	func TestMain(m *testing.M) {
+//		zktest.Main(m, func(addr string) { zkAddr = addr })
+//	}
+//
+// A test that stops or restarts the server starts its own with StartT.
+//
+// The child runs in its own process group, is killed with that group by
+// Stop, and on Linux also receives SIGKILL when the test binary dies
+// (Pdeathsig), so no server outlives the tests.
+package zktest

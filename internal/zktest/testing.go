@@ -1,0 +1,42 @@
+package zktest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// StartT starts a private server for one test (see Start) and closes it when
+// the test ends. It fails the test if the server cannot start.
+func StartT(tb testing.TB) *Server {
+	tb.Helper()
+	s, err := Start(context.Background())
+	if err != nil {
+		tb.Fatalf("zktest: %v", err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Main is for a test package's TestMain: it starts one server shared by all
+// the package's tests, passes its address to setup, runs the tests, closes
+// the server and exits with the tests' status. If the server cannot start
+// (for example ZooKeeper is not installed), it prints why and exits with
+// status 1 without running any test.
+func Main(m *testing.M, setup func(addr string)) {
+	os.Exit(run(m, setup))
+}
+
+func run(m *testing.M, setup func(addr string)) int {
+	s, err := Start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zktest: cannot start ZooKeeper: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	if setup != nil {
+		setup(s.Addr)
+	}
+	return m.Run()
+}

@@ -1,0 +1,429 @@
+package zktest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+)
+
+// ErrNotInstalled is returned by Start when Java or the ZooKeeper jars cannot
+// be found.
+var ErrNotInstalled = errors.New("zktest: ZooKeeper is not installed (run `apt-get install -y zookeeper`, " +
+	"or set ZOOKEEPER_CLASSPATH or ZOOKEEPER_HOME)")
+
+// DefaultStartTimeout bounds how long Start waits for a new server to accept
+// a session when the caller's context has no earlier deadline.
+const DefaultStartTimeout = 60 * time.Second
+
+// stopGrace is how long Stop waits after SIGTERM before it sends SIGKILL.
+const stopGrace = 5 * time.Second
+
+// ServerConfig describes one standalone ZooKeeper server.
+type ServerConfig struct {
+	// Dir holds zoo.cfg, the data directory (Dir/data) and the server log
+	// (Dir/zookeeper.log). It is created if missing.
+	Dir string
+	// Port is the client port. Zero picks a free port on Bind.
+	Port int
+	// Bind is the client address (clientPortAddress); default 127.0.0.1.
+	Bind string
+	// TickTime is ZooKeeper's tick (default 500 ms). The shortest session
+	// the server grants is two ticks.
+	TickTime time.Duration
+	// MaxSessionTimeout is the longest session the server grants (default
+	// 120 s, so clients asking for Fluss's 60 s default get it).
+	MaxSessionTimeout time.Duration
+}
+
+func (c *ServerConfig) withDefaults() {
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1"
+	}
+	if c.TickTime <= 0 {
+		c.TickTime = 500 * time.Millisecond
+	}
+	if c.MaxSessionTimeout <= 0 {
+		c.MaxSessionTimeout = 120 * time.Second
+	}
+}
+
+// ConfigPath is where WriteConfig puts zoo.cfg.
+func (c ServerConfig) ConfigPath() string { return filepath.Join(c.Dir, "zoo.cfg") }
+
+// DataDir is the server's dataDir.
+func (c ServerConfig) DataDir() string { return filepath.Join(c.Dir, "data") }
+
+// LogPath is the file that receives the server's stdout and stderr.
+func (c ServerConfig) LogPath() string { return filepath.Join(c.Dir, "zookeeper.log") }
+
+// Addr is the "host:port" clients connect to.
+func (c ServerConfig) Addr() string { return net.JoinHostPort(c.Bind, strconv.Itoa(c.Port)) }
+
+// WriteConfig creates c.Dir and the data directory and writes zoo.cfg for a
+// standalone server: client port bound to c.Bind only, AdminServer off, four
+// letter words limited to "ruok" and "srvr". It returns the file's path. The
+// port must already be chosen (non-zero).
+func WriteConfig(c ServerConfig) (string, error) {
+	c.withDefaults()
+	if c.Dir == "" {
+		return "", errors.New("zktest: ServerConfig.Dir is empty")
+	}
+	if c.Port <= 0 || c.Port > 65535 {
+		return "", fmt.Errorf("zktest: invalid port %d", c.Port)
+	}
+	if err := os.MkdirAll(c.DataDir(), 0o755); err != nil {
+		return "", err
+	}
+	dataDir, err := filepath.Abs(c.DataDir())
+	if err != nil {
+		return "", err
+	}
+	tick := c.TickTime.Milliseconds()
+	if tick < 1 {
+		tick = 1
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "tickTime=%d\n", tick)
+	fmt.Fprintf(&b, "dataDir=%s\n", dataDir)
+	fmt.Fprintf(&b, "clientPort=%d\n", c.Port)
+	fmt.Fprintf(&b, "clientPortAddress=%s\n", c.Bind)
+	fmt.Fprintf(&b, "maxSessionTimeout=%d\n", c.MaxSessionTimeout.Milliseconds())
+	b.WriteString("maxClientCnxns=0\n")
+	b.WriteString("admin.enableServer=false\n")
+	b.WriteString("4lw.commands.whitelist=ruok,srvr\n")
+	b.WriteString("autopurge.purgeInterval=0\n")
+	path := c.ConfigPath()
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// Server is a running (or stopped) ZooKeeper child process.
+type Server struct {
+	// Addr is "host:port" for clients, e.g. "127.0.0.1:40123".
+	Addr string
+
+	cfg     ServerConfig
+	ownsDir bool
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when cmd has been waited for
+	logFile *os.File
+	closed  bool
+}
+
+// Start runs a server in a fresh temporary directory on a free port of
+// 127.0.0.1 and waits until it accepts a session (bounded by ctx and
+// DefaultStartTimeout). Close removes the directory.
+func Start(ctx context.Context) (*Server, error) {
+	dir, err := os.MkdirTemp("", "zktest-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := startServer(ctx, ServerConfig{Dir: dir}, true)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartConfig runs a server as described by cfg (see WriteConfig) and waits
+// until it accepts a session. The directory is kept by Close. Port zero picks
+// a free port.
+func StartConfig(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	return startServer(ctx, cfg, false)
+}
+
+func startServer(ctx context.Context, cfg ServerConfig, ownsDir bool) (*Server, error) {
+	cfg.withDefaults()
+	if cfg.Port == 0 {
+		p, err := FreePort(cfg.Bind)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Port = p
+	}
+	if _, err := WriteConfig(cfg); err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: cfg.Addr(), cfg: cfg, ownsDir: ownsDir}
+	if err := s.start(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Config returns the server's configuration (with defaults and port filled).
+func (s *Server) Config() ServerConfig { return s.cfg }
+
+// LogTail returns up to the last n bytes of the server's log.
+func (s *Server) LogTail(n int) string { return logTail(s.cfg.LogPath(), n) }
+
+// Exited is closed when the current server process ends, whatever the cause.
+// It returns nil if no process was started.
+func (s *Server) Exited() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exited
+}
+
+func (s *Server) start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("zktest: server is closed")
+	}
+	if s.cmd != nil {
+		s.mu.Unlock()
+		return errors.New("zktest: server is already running")
+	}
+	java, classpath, err := findZooKeeper()
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	logFile, err := os.OpenFile(s.cfg.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	cmd := exec.Command(java,
+		"-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dzookeeper.admin.enableServer=false",
+		"-Dzookeeper.snapshot.trust.empty=true",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-cp", classpath,
+		"org.apache.zookeeper.server.ZooKeeperServerMain", s.cfg.ConfigPath())
+	cmd.Dir = s.cfg.Dir
+	cmd.Stdin = nil
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		s.mu.Unlock()
+		return fmt.Errorf("zktest: starting %s: %w", java, err)
+	}
+	exited := make(chan struct{})
+	s.cmd, s.exited, s.logFile = cmd, exited, logFile
+	s.mu.Unlock()
+
+	go func() {
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		close(exited)
+	}()
+
+	if err := waitReady(ctx, s.Addr, exited); err != nil {
+		s.Stop()
+		return fmt.Errorf("%w\n--- tail of %s ---\n%s", err, s.cfg.LogPath(), s.LogTail(4096))
+	}
+	return nil
+}
+
+// Stop kills the server process and its process group (SIGTERM, then SIGKILL
+// after a short grace period) and waits for it to exit. The data directory is
+// kept, so Restart brings the same data back. Stop is idempotent.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	kill := func(sig syscall.Signal) {
+		if err := signalGroup(cmd.Process.Pid, sig); err != nil {
+			_ = cmd.Process.Kill()
+		}
+	}
+	kill(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(stopGrace):
+		kill(syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// Restart stops the server if it runs and starts it again on the same port
+// with the same data directory, then waits until it accepts a session.
+// Sessions that have not expired survive, so clients reconnect to them.
+func (s *Server) Restart(ctx context.Context) error {
+	s.Stop()
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Close stops the server and, for a server made by Start, removes its
+// directory. It is idempotent.
+func (s *Server) Close() {
+	s.Stop()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if s.ownsDir {
+		_ = os.RemoveAll(s.cfg.Dir)
+	}
+}
+
+// FreePort returns a TCP port that was free on host a moment ago, found by
+// binding host:0.
+func FreePort(host string) (int, error) {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitReady waits until a go-zookeeper client gets a session from addr and
+// can read "/", the process exits, or the wait is over.
+func waitReady(ctx context.Context, addr string, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, DefaultStartTimeout)
+	defer cancel()
+	conn, events, err := gozk.Connect([]string{addr}, 10*time.Second,
+		gozk.WithLogger(nopLogger{}), gozk.WithLogInfo(false))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return errors.New("zktest: probe connection closed")
+			}
+			if ev.State != gozk.StateHasSession {
+				continue
+			}
+			got := make(chan error, 1)
+			go func() {
+				_, _, err := conn.Get("/")
+				got <- err
+			}()
+			select {
+			case err := <-got:
+				if err == nil {
+					return nil
+				}
+				// A failure here is retried with the next session event.
+			case <-exited:
+				return errors.New("zktest: ZooKeeper exited during startup")
+			case <-ctx.Done():
+				return fmt.Errorf("zktest: ZooKeeper at %s not ready: %w", addr, ctx.Err())
+			}
+		case <-exited:
+			return errors.New("zktest: ZooKeeper exited during startup")
+		case <-ctx.Done():
+			return fmt.Errorf("zktest: ZooKeeper at %s not ready: %w", addr, ctx.Err())
+		}
+	}
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// findZooKeeper returns the java binary and the class path of the server.
+func findZooKeeper() (java, classpath string, err error) {
+	java = "java"
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		if p := filepath.Join(home, "bin", "java"); fileExists(p) {
+			java = p
+		}
+	}
+	if java, err = exec.LookPath(java); err != nil {
+		return "", "", fmt.Errorf("%w: java not found: %v", ErrNotInstalled, err)
+	}
+	if cp := os.Getenv("ZOOKEEPER_CLASSPATH"); cp != "" {
+		return java, cp, nil
+	}
+	var jars []string
+	if home := os.Getenv("ZOOKEEPER_HOME"); home != "" {
+		for _, pattern := range []string{"*.jar", "lib/*.jar"} {
+			m, _ := filepath.Glob(filepath.Join(home, pattern))
+			jars = append(jars, m...)
+		}
+	}
+	if len(jars) == 0 {
+		// Debian: the jar's manifest Class-Path names every dependency under
+		// /usr/share/java; only an SLF4J binding is added so the log has text.
+		const debJar = "/usr/share/java/zookeeper.jar"
+		if !fileExists(debJar) {
+			return "", "", ErrNotInstalled
+		}
+		jars = append(jars, debJar)
+		if p := "/usr/share/java/slf4j-simple.jar"; fileExists(p) {
+			jars = append(jars, p)
+		}
+	}
+	return java, strings.Join(jars, string(os.PathListSeparator)), nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func logTail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	off := st.Size() - int64(n)
+	if off < 0 {
+		off = 0
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+	if err != nil {
+		return fmt.Sprintf("(log unreadable: %v)", err)
+	}
+	return string(b)
+}
+
+// UniqueRoot returns a fresh absolute path such as "/t-3f2a9c0d1e4b5a67",
+// for a test to use as its ZooKeeper root so tests sharing a server do not
+// see each other's znodes.
+func UniqueRoot() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "/t-" + hex.EncodeToString(b[:])
+}

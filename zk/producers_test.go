@@ -1,0 +1,335 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+)
+
+var offsets0 = offsets.Snapshot{ExpirationTime: 1735538268000, Tables: []offsets.FileRef{}}
+
+var offsets2 = offsets.Snapshot{ExpirationTime: 1735538268000, Tables: []offsets.FileRef{
+	{TableID: 200, OffsetsPath: "s3://bucket/path/uuid2.offsets"},
+	{TableID: 100, OffsetsPath: "oss://bucket/path/uuid1.offsets"},
+}}
+
+func newStore(t *testing.T) (*ProducerStore, string) {
+	t.Helper()
+	root := zktest.UniqueRoot()
+	return NewProducerStore(connect(t, zkAddr, root)), root
+}
+
+func TestCreateSnapshot(t *testing.T) {
+	ctx := testCtx(t)
+	ps, root := newStore(t)
+
+	created, err := ps.CreateSnapshot(ctx, "job-1", offsets2)
+	if err != nil || !created {
+		t.Fatalf("first create: %v %v", created, err)
+	}
+	created, err = ps.CreateSnapshot(ctx, "job-1", offsets0)
+	if err != nil || created {
+		t.Fatalf("second create: %v %v", created, err)
+	}
+
+	// The znode holds exactly the Java bytes, at <root>/producers/<id>,
+	// with data version 0; /producers is an empty parent.
+	raw := rawConn(t, zkAddr)
+	data, st, err := raw.Get(root + "/producers/job-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := readGolden(t, "producer_two_tables.json"); string(data) != string(want) {
+		t.Errorf("stored %s\nwant   %s", data, want)
+	}
+	if st.Version != 0 || st.EphemeralOwner != 0 {
+		t.Errorf("stat %+v", st)
+	}
+	if d, _, err := raw.Get(root + "/producers"); err != nil || len(d) != 0 {
+		t.Errorf("/producers data %q %v", d, err)
+	}
+	if b, err := ps.RawSnapshot(ctx, "job-1"); err != nil || string(b) != string(data) {
+		t.Errorf("RawSnapshot %s %v", b, err)
+	}
+
+	s, inc, found, err := ps.GetSnapshot(ctx, "job-1")
+	if err != nil || !found {
+		t.Fatalf("GetSnapshot: %v %v", found, err)
+	}
+	want := offsets.Snapshot{ExpirationTime: offsets2.ExpirationTime, Tables: []offsets.FileRef{offsets2.Tables[1], offsets2.Tables[0]}}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("GetSnapshot = %+v", s)
+	}
+	if inc.Czxid != st.Czxid || inc.Version != 0 {
+		t.Errorf("incarnation %+v, stat %+v", inc, st)
+	}
+
+	// Empty snapshot, golden bytes too.
+	if created, err := ps.CreateSnapshot(ctx, "job-2", offsets0); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	if b, err := ps.RawSnapshot(ctx, "job-2"); err != nil || string(b) != string(readGolden(t, "producer_empty.json")) {
+		t.Errorf("empty snapshot stored as %s (%v)", b, err)
+	}
+
+	for _, bad := range []string{"", ".", "..", "a/b"} {
+		if _, err := ps.CreateSnapshot(ctx, bad, offsets0); err == nil {
+			t.Errorf("id %q accepted", bad)
+		}
+	}
+}
+
+func TestGetSnapshotMissingAndCorrupt(t *testing.T) {
+	ctx := testCtx(t)
+	ps, _ := newStore(t)
+	if _, _, found, err := ps.GetSnapshot(ctx, "nobody"); found || err != nil {
+		t.Fatalf("missing: %v %v", found, err)
+	}
+	if _, err := ps.RawSnapshot(ctx, "nobody"); !errors.Is(err, ErrNoNode) {
+		t.Fatalf("RawSnapshot missing: %v", err)
+	}
+	if _, err := ps.Client().Create(ctx, "/producers/bad", []byte(`{"version":2,"expiration_time":1}`), Persistent); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := ps.GetSnapshot(ctx, "bad"); err == nil {
+		t.Fatal("version 2 decoded")
+	}
+}
+
+func TestDeleteSnapshotIf(t *testing.T) {
+	ctx := testCtx(t)
+	ps, _ := newStore(t)
+	get := func(id string) (offsets.Incarnation, bool) {
+		t.Helper()
+		_, inc, found, err := ps.GetSnapshot(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inc, found
+	}
+	mustCreate := func(id string, s offsets.Snapshot) {
+		t.Helper()
+		if created, err := ps.CreateSnapshot(ctx, id, s); err != nil || !created {
+			t.Fatalf("create %s: %v %v", id, created, err)
+		}
+	}
+
+	// Right incarnation → deleted.
+	mustCreate("p", offsets2)
+	inc, _ := get("p")
+	if ok, err := ps.DeleteSnapshotIf(ctx, "p", inc); err != nil || !ok {
+		t.Fatalf("right incarnation: %v %v", ok, err)
+	}
+	if _, found := get("p"); found {
+		t.Fatal("still there")
+	}
+	// Already deleted → true.
+	if ok, err := ps.DeleteSnapshotIf(ctx, "p", inc); err != nil || !ok {
+		t.Fatalf("already deleted: %v %v", ok, err)
+	}
+	if ok, err := ps.DeleteSnapshotIf(ctx, "never", offsets.Incarnation{}); err != nil || !ok {
+		t.Fatalf("never existed: %v %v", ok, err)
+	}
+
+	// Wrong version → false, kept.
+	mustCreate("q", offsets2)
+	inc, _ = get("q")
+	if ok, err := ps.DeleteSnapshotIf(ctx, "q", offsets.Incarnation{Czxid: inc.Czxid, Version: 999}); err != nil || ok {
+		t.Fatalf("version 999: %v %v", ok, err)
+	}
+	if _, found := get("q"); !found {
+		t.Fatal("deleted despite wrong version")
+	}
+
+	// ABA: the znode is deleted and created again (version 0 both times);
+	// the old incarnation must not delete the new one.
+	old, _ := get("q")
+	if err := ps.DeleteSnapshot(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	newer := offsets.Snapshot{ExpirationTime: 42, Tables: []offsets.FileRef{{TableID: 1, OffsetsPath: "/x"}}}
+	mustCreate("q", newer)
+	cur, _ := get("q")
+	if cur.Version != old.Version || cur.Czxid == old.Czxid {
+		t.Fatalf("setup: old %+v new %+v", old, cur)
+	}
+	if ok, err := ps.DeleteSnapshotIf(ctx, "q", old); err != nil || ok {
+		t.Fatalf("ABA delete: %v %v", ok, err)
+	}
+	s, _, found, err := ps.GetSnapshot(ctx, "q")
+	if err != nil || !found || !reflect.DeepEqual(s, newer) {
+		t.Fatalf("new snapshot lost: %+v %v %v", s, found, err)
+	}
+	if err := ps.DeleteSnapshot(ctx, "gone"); !errors.Is(err, ErrNoNode) {
+		t.Fatalf("unversioned delete of a missing znode: %v", err)
+	}
+}
+
+func TestListProducerIDs(t *testing.T) {
+	ctx := testCtx(t)
+	ps, _ := newStore(t)
+	ids, err := ps.ListProducerIDs(ctx)
+	if err != nil || ids == nil || len(ids) != 0 {
+		t.Fatalf("before: %v %v", ids, err)
+	}
+	want := []string{"a", "b-2", "__c"}
+	for _, id := range want {
+		if _, err := ps.CreateSnapshot(ctx, id, offsets0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err = ps.ListProducerIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(ids)
+	sort.Strings(want)
+	if !reflect.DeepEqual(ids, want) {
+		t.Fatalf("ids %v", ids)
+	}
+	// /producers stays when it has no children left.
+	for _, id := range want {
+		if err := ps.DeleteSnapshot(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, _, err := ps.Client().Exists(ctx, ProducersPath); err != nil || !ok {
+		t.Fatalf("/producers removed: %v %v", ok, err)
+	}
+}
+
+func TestConcurrentCreate(t *testing.T) {
+	ctx := testCtx(t)
+	ps, _ := newStore(t)
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 10 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			s := offsets.Snapshot{ExpirationTime: int64(i), Tables: []offsets.FileRef{{TableID: int64(i), OffsetsPath: "p" + strconv.Itoa(i)}}}
+			created, err := ps.CreateSnapshot(ctx, "same", s)
+			if err != nil {
+				errs <- err
+			}
+			if created {
+				wins.Add(1)
+			}
+		}()
+		go func() { // distinct ids all win
+			defer wg.Done()
+			created, err := ps.CreateSnapshot(ctx, "distinct-"+strconv.Itoa(i), offsets0)
+			if err != nil || !created {
+				errs <- errors.New("distinct id not created")
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if wins.Load() != 1 {
+		t.Fatalf("%d creates won, want 1", wins.Load())
+	}
+}
+
+// lostReply simulates a connection lost before the reply of a create:
+// applied says whether the server had applied it.
+func lostReply(ps *ProducerStore, applied bool, calls *int) func(ctx context.Context, path string, data []byte) error {
+	real := ps.create
+	return func(ctx context.Context, path string, data []byte) error {
+		*calls++
+		if *calls == 1 {
+			if applied {
+				if err := real(ctx, path, data); err != nil {
+					return err
+				}
+			}
+			return &OpError{Op: "create", Path: path, Class: ErrUnavailable, Err: gozk.ErrConnectionClosed}
+		}
+		return real(ctx, path, data)
+	}
+}
+
+// TestCreateSnapshotLostReply covers weakness W7: the outcome of an
+// interrupted create is learned by reading the znode back, so an own write
+// is never reported as already existing.
+func TestCreateSnapshotLostReply(t *testing.T) {
+	ctx := testCtx(t)
+
+	t.Run("applied", func(t *testing.T) {
+		ps, _ := newStore(t)
+		calls := 0
+		ps.create = lostReply(ps, true, &calls)
+		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
+		if err != nil || !created || calls != 1 {
+			t.Fatalf("created %v err %v calls %d", created, err, calls)
+		}
+	})
+	t.Run("not applied", func(t *testing.T) {
+		ps, _ := newStore(t)
+		calls := 0
+		ps.create = lostReply(ps, false, &calls)
+		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
+		if err != nil || !created || calls != 2 {
+			t.Fatalf("created %v err %v calls %d", created, err, calls)
+		}
+		if b, _ := ps.RawSnapshot(ctx, "p"); string(b) != string(EncodeSnapshot(offsets2)) {
+			t.Fatalf("stored %s", b)
+		}
+	})
+	t.Run("someone else's", func(t *testing.T) {
+		ps, _ := newStore(t)
+		if _, err := ps.CreateSnapshot(ctx, "p", offsets0); err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		ps.create = lostReply(ps, false, &calls)
+		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
+		if err != nil || created {
+			t.Fatalf("created %v err %v", created, err)
+		}
+	})
+	t.Run("applied then NodeExists on retry", func(t *testing.T) {
+		// The read-back misses the znode (as a lagging server could), the
+		// retry then finds it: the bytes decide.
+		ps, _ := newStore(t)
+		real := ps.create
+		calls := 0
+		ps.create = func(ctx context.Context, path string, data []byte) error {
+			calls++
+			if calls == 1 {
+				return &OpError{Op: "create", Path: path, Class: ErrUnavailable, Err: gozk.ErrConnectionClosed}
+			}
+			if err := real(ctx, path, data); err != nil { // lands "late"
+				return err
+			}
+			return real(ctx, path, data) // NodeExists
+		}
+		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
+		if err != nil || !created {
+			t.Fatalf("created %v err %v", created, err)
+		}
+	})
+	t.Run("never sent", func(t *testing.T) {
+		ps, _ := newStore(t)
+		ps.create = func(ctx context.Context, path string, data []byte) error {
+			return &OpError{Op: "create", Path: path, Class: ErrUnavailable, Err: gozk.ErrNoServer}
+		}
+		if _, err := ps.CreateSnapshot(ctx, "p", offsets2); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
