@@ -1,0 +1,58 @@
+# fluss-sidecar: build, run, test.
+#   make run    start a local ZooKeeper (Debian package) and the sidecar on 127.0.0.1:9123
+#   make test   install what is missing, then run every test against real servers
+
+GO        ?= go
+BIN       := bin/fluss-sidecar
+ZKRUN     := bin/zkrun
+DATA_DIR  ?= $(CURDIR)/data
+ZK_PORT   ?= 2181
+# Set ZK_ADDRESS to use a ZooKeeper you run yourself; make run then starts none.
+ZK_ADDRESS ?=
+LISTEN    ?= 127.0.0.1:9123
+FUZZTIME  ?= 5s
+BOOTSTRAP ?= 127.0.0.1:9123
+PROTOC_GEN_GO_VERSION := v1.36.12
+
+.PHONY: all build run test unit fuzz bench generate deps vet fmt clean compat
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/fluss-sidecar
+	$(GO) build -o $(ZKRUN) ./internal/zktest/cmd/zkrun
+
+run: deps build
+	ZK_ADDRESS="$(ZK_ADDRESS)" ZK_PORT=$(ZK_PORT) DATA_DIR="$(DATA_DIR)" LISTEN=$(LISTEN) scripts/run-local.sh
+
+# deps installs the Debian packages the tests and `make run` need (as root,
+# `apt-get update` once, then install), only when something is missing.
+deps:
+	@scripts/install-deps.sh
+
+test: deps vet
+	$(GO) test -race -count=1 -timeout 12m ./...
+	$(MAKE) --no-print-directory fuzz
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+# Each decoder's fuzz target runs briefly; longer runs: make fuzz FUZZTIME=5m
+fuzz:
+	@set -e; for t in $$(scripts/fuzz-targets.sh); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) >/tmp/fuzz-$$name.log 2>&1 || { cat /tmp/fuzz-$$name.log; exit 1; }; \
+	done
+
+bench: deps
+	$(GO) test -run='^$$' -bench=. -benchtime=2s ./...
+
+generate:
+	@command -v protoc >/dev/null || scripts/install-deps.sh
+	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	cd messages && PATH="$(CURDIR)/bin:$$PATH" protoc --proto_path=. --go_out=. --go_opt=paths=source_relative fluss.proto
+
+clean:
+	rm -rf bin

@@ -1,0 +1,228 @@
+// Package app assembles a running sidecar from Settings: the ZooKeeper
+// client, the remote store, the registry, one wire server per listener and
+// the periodic cleanup. The CLI and the end-to-end tests both start it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
+)
+
+// App is a running sidecar.
+type App struct {
+	log       hclog.Logger
+	zk        *zk.Client
+	files     *remote.Store
+	registry  *producer.Registry
+	servers   []*wire.Server
+	listeners []net.Listener
+	addrs     []config.Listener
+
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Options are the parts of a running sidecar that tests replace.
+type Options struct {
+	Logger hclog.Logger
+	// Now is the registry's clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Start connects to ZooKeeper and remote storage, binds every listener and
+// starts serving. It returns once the sidecar accepts connections.
+func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	a := &App{log: log}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+
+	zc, err := zk.Connect(ctx, zk.Config{
+		Address:           s.ZooKeeperAddress,
+		Root:              s.ZooKeeperRoot,
+		SessionTimeout:    s.ZooKeeperSessionTimeout,
+		ConnectionTimeout: s.ZooKeeperConnectionTimeout,
+		Logger:            log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", s.ZooKeeperAddress, err)
+	}
+	a.zk = zc
+	files, err := remote.Open(ctx, s.RemoteDataDir, remote.Options{
+		S3Endpoint: s.S3Endpoint, S3Region: s.S3Region, S3AccessKey: s.S3AccessKey,
+		S3SecretKey: s.S3SecretKey, S3PathStyle: s.S3PathStyle, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
+	}
+	a.files = files
+	a.registry, err = producer.New(producer.Config{
+		Snapshots:  zk.NewProducerStore(zc),
+		Files:      files,
+		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
+		DefaultTTL: s.ProducerOffsetsTTL,
+		Now:        opts.Now,
+		Logger:     log,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Bind first, so that port 0 listeners advertise the port they got.
+	for _, l := range s.Listeners {
+		ln, err := net.Listen("tcp", l.Address())
+		if err != nil {
+			return nil, fmt.Errorf("listen %s: %w", l.Name, err)
+		}
+		a.listeners = append(a.listeners, ln)
+		bound := l
+		bound.Port = ln.Addr().(*net.TCPAddr).Port
+		a.addrs = append(a.addrs, bound)
+	}
+	advertised := advertisedListeners(a.addrs, s.AdvertisedListeners)
+	sc, err := sidecar.New(sidecar.Config{
+		NodeID:         s.NodeID,
+		Advertised:     advertised,
+		Registry:       a.registry,
+		RequestTimeout: s.RequestTimeout,
+		Logger:         log,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	for i, ln := range a.listeners {
+		srv := wire.NewServer(wire.ServerConfig{
+			Mux:                sc.Mux(),
+			Logger:             log,
+			MaxFrameSize:       int32(s.MaxRequestSize),
+			MaxInFlightPerConn: s.MaxInFlightPerConn,
+			MaxConns:           s.MaxConnections,
+			IdleTimeout:        s.IdleTimeout,
+			DrainTimeout:       s.ShutdownDrainTimeout,
+			ListenerName:       a.addrs[i].Name,
+		})
+		a.servers = append(a.servers, srv)
+		a.wg.Add(1)
+		go func(ln net.Listener) {
+			defer a.wg.Done()
+			if err := srv.Serve(runCtx, ln); err != nil && !errors.Is(err, wire.ErrServerClosed) && runCtx.Err() == nil {
+				log.Error("listener stopped", "addr", ln.Addr().String(), "error", err)
+			}
+		}(ln)
+		log.Info("serving", "listener", a.addrs[i].Name, "addr", ln.Addr().String())
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.cleanupLoop(runCtx, s.CleanupInterval)
+	}()
+	ok = true
+	return a, nil
+}
+
+// advertisedListeners pairs every bound listener with its advertised
+// address: the advertised.listeners entry of the same name, or the bound
+// address itself.
+func advertisedListeners(bound, advertised []config.Listener) []config.Listener {
+	out := make([]config.Listener, 0, len(bound))
+	for _, b := range bound {
+		l := b
+		for _, a := range advertised {
+			if a.Name == b.Name {
+				l = a
+			}
+		}
+		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
+			l.Host = "127.0.0.1"
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// cleanupLoop deletes expired snapshots every interval, the first run one
+// interval after start, as a Fluss coordinator does.
+func (a *App) cleanupLoop(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := a.registry.CleanupExpired(ctx)
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("expired snapshot cleanup failed", "error", err)
+		}
+		if n > 0 {
+			a.log.Info("deleted expired producer snapshots", "count", n)
+		}
+	}
+}
+
+// Addr is the bound address of the first listener.
+func (a *App) Addr() string { return a.addrs[0].Address() }
+
+// Addrs are the bound listeners.
+func (a *App) Addrs() []config.Listener { return append([]config.Listener(nil), a.addrs...) }
+
+// Registry is the running registry, for tests and maintenance.
+func (a *App) Registry() *producer.Registry { return a.registry }
+
+// Close stops accepting, drains in-flight requests and closes the stores.
+// It is safe to call more than once.
+func (a *App) Close() error {
+	a.closeOnce.Do(func() {
+		var errs []error
+		for _, s := range a.servers {
+			errs = append(errs, s.Close())
+		}
+		if a.servers == nil {
+			for _, ln := range a.listeners {
+				ln.Close()
+			}
+		}
+		if a.cancel != nil {
+			a.cancel()
+		}
+		a.wg.Wait()
+		if a.files != nil {
+			errs = append(errs, a.files.Close())
+		}
+		if a.zk != nil {
+			a.zk.Close()
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
+
+// HostPort formats a listener address; exported for the CLI.
+func HostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }

@@ -1,0 +1,146 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+)
+
+// Settings is everything the sidecar reads from Fluss configuration, with
+// the defaults applied. Keys are Fluss's own where Fluss has one; keys only
+// the sidecar reads start with "sidecar.".
+type Settings struct {
+	Listeners           []config.Listener // bind.listeners
+	AdvertisedListeners []config.Listener // advertised.listeners, defaulting to bind.listeners
+
+	ZooKeeperAddress           string        // zookeeper.address (required)
+	ZooKeeperRoot              string        // zookeeper.path.root
+	ZooKeeperSessionTimeout    time.Duration // zookeeper.client.session-timeout
+	ZooKeeperConnectionTimeout time.Duration // zookeeper.client.connection-timeout
+
+	RemoteDataDir string // remote.data.dir (required)
+	S3Endpoint    string // s3.endpoint (or fs.oss.endpoint for oss://)
+	S3Region      string // s3.region
+	S3AccessKey   string // s3.access-key (or fs.oss.accessKeyId)
+	S3SecretKey   string // s3.secret-key (or fs.oss.accessKeySecret)
+	S3PathStyle   bool   // s3.path.style.access
+
+	ProducerOffsetsTTL     time.Duration // coordinator.producer-offsets.ttl
+	CleanupInterval        time.Duration // coordinator.producer-offsets.cleanup-interval
+	OrphanGracePeriod      time.Duration // sidecar.orphan-cleanup.grace-period
+	MaxRequestSize         int64         // netty.server.max-request-size
+	IdleTimeout            time.Duration // netty.connection.max-idle-time
+	NodeID                 int32         // sidecar.node-id
+	RequestTimeout         time.Duration // sidecar.request-timeout
+	MaxInFlightPerConn     int           // sidecar.max-inflight-per-connection
+	MaxConnections         int           // sidecar.max-connections
+	LogLevel               string        // sidecar.log.level
+	ShutdownDrainTimeout   time.Duration // sidecar.shutdown.drain-timeout
+}
+
+// Key names, for messages and docs.
+const (
+	KeyBindListeners       = "bind.listeners"
+	KeyAdvertisedListeners = "advertised.listeners"
+	KeyZKAddress           = "zookeeper.address"
+	KeyZKRoot              = "zookeeper.path.root"
+	KeyZKSessionTimeout    = "zookeeper.client.session-timeout"
+	KeyZKConnTimeout       = "zookeeper.client.connection-timeout"
+	KeyRemoteDataDir       = "remote.data.dir"
+	KeyTTL                 = "coordinator.producer-offsets.ttl"
+	KeyCleanupInterval     = "coordinator.producer-offsets.cleanup-interval"
+	KeyMaxRequestSize      = "netty.server.max-request-size"
+	KeyIdleTimeout         = "netty.connection.max-idle-time"
+)
+
+// DefaultListeners is used when bind.listeners is not set.
+const DefaultListeners = "FLUSS://127.0.0.1:9123"
+
+// FromConfig reads Settings and checks them.
+func FromConfig(c *config.Config) (Settings, error) {
+	var s Settings
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
+	s.Listeners, err = config.ParseListeners(c.String(KeyBindListeners, DefaultListeners))
+	add(wrapKey(KeyBindListeners, err))
+	if v := c.String(KeyAdvertisedListeners, ""); v != "" {
+		s.AdvertisedListeners, err = config.ParseListeners(v)
+		add(wrapKey(KeyAdvertisedListeners, err))
+	}
+	s.ZooKeeperAddress = c.String(KeyZKAddress, "")
+	if s.ZooKeeperAddress == "" {
+		add(errors.New("No valid ZooKeeper quorum has been specified. You can specify the quorum via the configuration key '" + KeyZKAddress + "'"))
+	}
+	s.ZooKeeperRoot = c.String(KeyZKRoot, "/fluss")
+	s.ZooKeeperSessionTimeout, err = c.Duration(KeyZKSessionTimeout, 60*time.Second)
+	add(err)
+	s.ZooKeeperConnectionTimeout, err = c.Duration(KeyZKConnTimeout, 15*time.Second)
+	add(err)
+
+	s.RemoteDataDir = c.String(KeyRemoteDataDir, "")
+	if s.RemoteDataDir == "" {
+		add(errors.New("'" + KeyRemoteDataDir + "' is required: where the producer offsets files are kept, e.g. file:///var/lib/fluss/remote or s3://bucket/fluss"))
+	}
+	if strings.HasPrefix(s.RemoteDataDir, "oss://") {
+		s.S3Endpoint = c.String("fs.oss.endpoint", "")
+		s.S3AccessKey = c.String("fs.oss.accessKeyId", "")
+		s.S3SecretKey = c.String("fs.oss.accessKeySecret", "")
+		s.S3Region = c.String("fs.oss.region", "")
+	}
+	s.S3Endpoint = c.String("s3.endpoint", s.S3Endpoint)
+	s.S3Region = c.String("s3.region", s.S3Region)
+	s.S3AccessKey = c.String("s3.access-key", s.S3AccessKey)
+	s.S3SecretKey = c.String("s3.secret-key", s.S3SecretKey)
+	s.S3PathStyle, err = c.Bool("s3.path.style.access", false)
+	add(err)
+
+	s.ProducerOffsetsTTL, err = c.Duration(KeyTTL, 24*time.Hour)
+	add(err)
+	s.CleanupInterval, err = c.Duration(KeyCleanupInterval, time.Hour)
+	add(err)
+	if err == nil && s.CleanupInterval <= 0 {
+		add(fmt.Errorf("%s must be positive, got %v", KeyCleanupInterval, s.CleanupInterval))
+	}
+	s.OrphanGracePeriod, err = c.Duration("sidecar.orphan-cleanup.grace-period", time.Hour)
+	add(err)
+	s.MaxRequestSize, err = c.MemorySize(KeyMaxRequestSize, 100<<20)
+	add(err)
+	if err == nil && (s.MaxRequestSize < 12 || s.MaxRequestSize > 1<<31-1) {
+		add(fmt.Errorf("%s must be between 12 bytes and 2gb-1, got %d", KeyMaxRequestSize, s.MaxRequestSize))
+	}
+	s.IdleTimeout, err = c.Duration(KeyIdleTimeout, 10*time.Minute)
+	add(err)
+	nodeID, err := c.Int("sidecar.node-id", 0)
+	add(err)
+	if err == nil && (nodeID < 0 || nodeID > 1<<31-1) {
+		add(fmt.Errorf("sidecar.node-id must be a non-negative int32, got %d", nodeID))
+	}
+	s.NodeID = int32(nodeID)
+	s.RequestTimeout, err = c.Duration("sidecar.request-timeout", 30*time.Second)
+	add(err)
+	n, err := c.Int("sidecar.max-inflight-per-connection", 1024)
+	add(err)
+	s.MaxInFlightPerConn = int(n)
+	n, err = c.Int("sidecar.max-connections", 0)
+	add(err)
+	s.MaxConnections = int(n)
+	s.LogLevel = c.String("sidecar.log.level", "info")
+	s.ShutdownDrainTimeout, err = c.Duration("sidecar.shutdown.drain-timeout", 30*time.Second)
+	add(err)
+	return s, errors.Join(errs...)
+}
+
+func wrapKey(key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}

@@ -1,0 +1,43 @@
+// Command fluss-sidecar serves the Fluss producer offsets registry, and talks
+// to a running sidecar from the shell.
+//
+//	fluss-sidecar serve [--config FILE] [-Dkey=value ...]
+//	fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
+//	fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
+//	fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage:
+  fluss-sidecar serve [--config FILE] [-Dkey=value ...]
+  fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
+  fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
+  fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "offsets":
+		return offsetsCmd(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+)
+
+// serve runs the sidecar until SIGINT or SIGTERM.
+func serve(args []string, stderr io.Writer) int {
+	cfg, err := loadConfig(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "fluss-sidecar:", err)
+		return 2
+	}
+	settings, err := app.FromConfig(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "fluss-sidecar: configuration:", err)
+		return 2
+	}
+	log := hclog.New(&hclog.LoggerOptions{
+		Name: "fluss-sidecar", Level: hclog.LevelFromString(settings.LogLevel), Output: stderr,
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := app.Start(ctx, settings, app.Options{Logger: log})
+	if err != nil {
+		log.Error("could not start", "error", err)
+		return 1
+	}
+	<-ctx.Done()
+	log.Info("shutting down")
+	if err := a.Close(); err != nil {
+		log.Warn("shutdown", "error", err)
+	}
+	return 0
+}
+
+// loadConfig reads --config FILE (or --config=FILE) and -Dkey=value
+// arguments, in order; later overrides win.
+func loadConfig(args []string) (*config.Config, error) {
+	cfg := config.New()
+	var overrides []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--config" || a == "-config" || a == "-c":
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("%s needs a file", a)
+			}
+			i++
+			c, err := config.Load(args[i])
+			if err != nil {
+				return nil, err
+			}
+			cfg = mergeInto(c, cfg)
+		case strings.HasPrefix(a, "--config="):
+			c, err := config.Load(strings.TrimPrefix(a, "--config="))
+			if err != nil {
+				return nil, err
+			}
+			cfg = mergeInto(c, cfg)
+		case strings.HasPrefix(a, "-D"):
+			overrides = append(overrides, a)
+		default:
+			return nil, fmt.Errorf("unexpected argument %q (want --config FILE or -Dkey=value)", a)
+		}
+	}
+	for _, o := range overrides {
+		if err := cfg.ApplyOverride(o); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// mergeInto copies every key of src over dst and returns dst.
+func mergeInto(src, dst *config.Config) *config.Config {
+	for _, k := range src.Keys() {
+		v, _ := src.Lookup(k)
+		dst.Set(k, v)
+	}
+	return dst
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fluss-sidecar's tests and `make run` need:
+# ZooKeeper (with Java), protoc. Runs apt-get update once, only when
+# something is missing.
+set -euo pipefail
+missing=()
+[ -f /usr/share/zookeeper/bin/zkServer.sh ] || [ -n "$(ls /usr/share/java/zookeeper*.jar 2>/dev/null)" ] || missing+=(zookeeper)
+command -v java >/dev/null || missing+=(default-jre-headless)
+command -v protoc >/dev/null || missing+=(protobuf-compiler)
+if [ "${#missing[@]}" -eq 0 ]; then exit 0; fi
+echo "installing: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "not root: run as root or install these Debian packages: ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q "${missing[@]}"

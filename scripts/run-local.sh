@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make run: a local ZooKeeper (unless ZK_ADDRESS names one) and the sidecar in
+# the foreground, with data under DATA_DIR. Ctrl-C stops both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA_DIR=${DATA_DIR:-$PWD/data}
+ZK_PORT=${ZK_PORT:-2181}
+LISTEN=${LISTEN:-127.0.0.1:9123}
+mkdir -p "$DATA_DIR/remote"
+
+zk_pid=""
+cleanup() {
+	trap - INT TERM EXIT
+	[ -n "${sc_pid:-}" ] && kill "$sc_pid" 2>/dev/null && wait "$sc_pid" 2>/dev/null || true
+	[ -n "$zk_pid" ] && kill "$zk_pid" 2>/dev/null && wait "$zk_pid" 2>/dev/null || true
+}
+trap cleanup INT TERM EXIT
+
+if [ -z "${ZK_ADDRESS:-}" ]; then
+	if (exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT") 2>/dev/null; then
+		echo "port 127.0.0.1:$ZK_PORT is taken; set ZK_PORT=<free port>, or ZK_ADDRESS=host:port to use that ZooKeeper" >&2
+		exit 1
+	fi
+	echo "starting ZooKeeper on 127.0.0.1:$ZK_PORT (data in $DATA_DIR/zk, log in $DATA_DIR/zk.log)"
+	bin/zkrun -dir "$DATA_DIR/zk" -port "$ZK_PORT" >"$DATA_DIR/zk.log" 2>&1 &
+	zk_pid=$!
+	ZK_ADDRESS="127.0.0.1:$ZK_PORT"
+	for _ in $(seq 1 120); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT") 2>/dev/null && break
+		kill -0 "$zk_pid" 2>/dev/null || { echo "ZooKeeper did not start:" >&2; tail -20 "$DATA_DIR/zk.log" >&2; exit 1; }
+		sleep 0.5
+	done
+fi
+
+echo "starting fluss-sidecar on $LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir file://$DATA_DIR/remote)"
+bin/fluss-sidecar serve \
+	-Dbind.listeners="FLUSS://$LISTEN" \
+	-Dzookeeper.address="$ZK_ADDRESS" \
+	-Dremote.data.dir="file://$DATA_DIR/remote" \
+	"$@" &
+sc_pid=$!
+wait "$sc_pid"

@@ -1,0 +1,54 @@
+package sidecar
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// getProducerOffsets answers GET_PRODUCER_OFFSETS (1054, v0). A missing
+// snapshot is an empty SUCCESS body (no producer_id), which clients read as
+// "not found". Every bucket carries log_end_offset.
+func (s *Sidecar) getProducerOffsets() wire.API {
+	return wire.API{
+		Key: KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
+		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
+		Handle: func(ctx context.Context, _ *wire.Session, m proto.Message) (proto.Message, error) {
+			req := m.(*messages.GetProducerOffsetsRequest)
+			ctx, cancel := s.opContext(ctx)
+			defer cancel()
+			snap, found, err := s.cfg.Registry.Get(ctx, req.ProducerId)
+			if err != nil {
+				return nil, s.apiError("get", req.GetProducerId(), err)
+			}
+			resp := &messages.GetProducerOffsetsResponse{}
+			if !found {
+				return resp, nil
+			}
+			resp.ProducerId = proto.String(snap.ProducerID)
+			resp.ExpirationTime = proto.Int64(snap.ExpirationTime)
+			resp.TableOffsets = tableOffsetsToProto(snap.Tables)
+			return resp, nil
+		},
+	}
+}
+
+func tableOffsetsToProto(tables []offsets.TableOffsets) []*messages.PbProducerTableOffsets {
+	out := make([]*messages.PbProducerTableOffsets, 0, len(tables))
+	for _, t := range tables {
+		pt := &messages.PbProducerTableOffsets{TableId: proto.Int64(t.TableID)}
+		for _, b := range t.Buckets {
+			pb := &messages.PbBucketOffset{BucketId: proto.Int32(b.BucketID), LogEndOffset: proto.Int64(b.LogEndOffset)}
+			if b.Partitioned {
+				pb.PartitionId = proto.Int64(b.PartitionID)
+			}
+			pt.BucketOffsets = append(pt.BucketOffsets, pb)
+		}
+		out = append(out, pt)
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package sidecar_test
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
+)
+
+var sharedZK string
+
+func TestMain(m *testing.M) {
+	zktest.Main(m, func(addr string) { sharedZK = addr })
+}
+
+// testClock is the fixed clock of the golden frames: 2024-12-30T06:37:48Z.
+var testClock = time.UnixMilli(1735538268000)
+
+// gatedFiles holds WriteOffsets for one producer id until the test opens
+// the gate, to make response order deterministic.
+type gatedFiles struct {
+	producer.FileStore
+	id      string
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedFiles) WriteOffsets(ctx context.Context, id string, t offsets.TableOffsets) (string, error) {
+	if g.id != "" && id == g.id {
+		g.entered <- struct{}{}
+		select {
+		case <-g.gate:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	return g.FileStore.WriteOffsets(ctx, id, t)
+}
+
+type testSidecar struct {
+	addr     string
+	zkAddr   string
+	root     string
+	dir      string
+	zc       *zk.Client
+	files    *remote.Store
+	gated    *gatedFiles
+	registry *producer.Registry
+}
+
+type sidecarOpts struct {
+	zkAddr         string
+	gateID         string
+	requestTimeout time.Duration
+	maxFrame       int32
+}
+
+// startSidecar runs the sidecar's APIs on a wire server over a real
+// ZooKeeper (own root) and a local remote dir.
+func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
+	t.Helper()
+	if o.zkAddr == "" {
+		o.zkAddr = sharedZK
+	}
+	ts := &testSidecar{zkAddr: o.zkAddr, root: zktest.UniqueRoot(), dir: t.TempDir()}
+	ctx := ctxT(t)
+	zc, err := zk.Connect(ctx, zk.Config{Address: o.zkAddr, Root: ts.root, ConnectionTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(zc.Close)
+	files, err := remote.Open(ctx, "file://"+ts.dir, remote.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { files.Close() })
+	ts.zc, ts.files = zc, files
+	ts.gated = &gatedFiles{FileStore: files, id: o.gateID, entered: make(chan struct{}, 16), gate: make(chan struct{})}
+	ts.registry, err = producer.New(producer.Config{
+		Snapshots:  zk.NewProducerStore(zc),
+		Files:      ts.gated,
+		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
+		Now:        func() time.Time { return testClock },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.addr = ln.Addr().String()
+	port := ln.Addr().(*net.TCPAddr).Port
+	sc, err := sidecar.New(sidecar.Config{
+		NodeID:         0,
+		Advertised:     []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: port}},
+		Registry:       ts.registry,
+		RequestTimeout: o.requestTimeout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := wire.NewServer(wire.ServerConfig{Mux: sc.Mux(), ListenerName: "FLUSS", MaxFrameSize: o.maxFrame})
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(context.Background(), ln) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+	return ts
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func (ts *testSidecar) dial(t *testing.T) *wire.Client {
+	t.Helper()
+	c, err := wire.Dial(ctxT(t), ts.addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Handshake(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// rawConn is a plain TCP connection for byte-level tests.
+func (ts *testSidecar) rawConn(t *testing.T) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.SetDeadline(time.Now().Add(60 * time.Second))
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+// offsetsFiles lists the offsets files on disk.
+func (ts *testSidecar) offsetsFiles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(filepath.Join(ts.dir, "producers"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func golden(t *testing.T, name string) []byte {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("testdata", name+".hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.Join(strings.Fields(string(text)), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readFrame reads one whole frame (length included) from a raw connection.
+func readFrame(t *testing.T, nc net.Conn) []byte {
+	t.Helper()
+	payload, err := wire.ReadFrame(nc, 1<<30)
+	if err != nil {
+		t.Fatalf("read frame: %v", err)
+	}
+	n := len(payload)
+	return append([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, payload...)
+}
+
+var _ = sync.Mutex{}

@@ -1,0 +1,482 @@
+package sidecar_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+func bo(bucket int32, offset int64) *messages.PbBucketOffset {
+	return &messages.PbBucketOffset{BucketId: proto.Int32(bucket), LogEndOffset: proto.Int64(offset)}
+}
+
+func pbo(partition int64, bucket int32, offset int64) *messages.PbBucketOffset {
+	return &messages.PbBucketOffset{PartitionId: proto.Int64(partition), BucketId: proto.Int32(bucket), LogEndOffset: proto.Int64(offset)}
+}
+
+func tbl(id int64, buckets ...*messages.PbBucketOffset) *messages.PbProducerTableOffsets {
+	return &messages.PbProducerTableOffsets{TableId: proto.Int64(id), BucketOffsets: buckets}
+}
+
+func registerReq(id string, tables ...*messages.PbProducerTableOffsets) *messages.RegisterProducerOffsetsRequest {
+	return &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TableOffsets: tables}
+}
+
+func register(t *testing.T, c *wire.Client, req *messages.RegisterProducerOffsetsRequest) int32 {
+	t.Helper()
+	resp := &messages.RegisterProducerOffsetsResponse{}
+	if err := c.Call(ctxT(t), sidecar.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
+		t.Fatalf("register %s: %v", req.GetProducerId(), err)
+	}
+	if resp.Result == nil {
+		t.Fatal("result must always be set (Rust reads absent as unknown)")
+	}
+	return resp.GetResult()
+}
+
+func get(t *testing.T, c *wire.Client, id string) *messages.GetProducerOffsetsResponse {
+	t.Helper()
+	resp := &messages.GetProducerOffsetsResponse{}
+	if err := c.Call(ctxT(t), sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
+		t.Fatalf("get %s: %v", id, err)
+	}
+	return resp
+}
+
+func del(t *testing.T, c *wire.Client, id string) {
+	t.Helper()
+	if err := c.Call(ctxT(t), sidecar.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+		t.Fatalf("delete %s: %v", id, err)
+	}
+}
+
+// flat renders offsets as sorted "table/partition/bucket=offset" strings.
+func flat(resp *messages.GetProducerOffsetsResponse) string {
+	var out []string
+	for _, t := range resp.GetTableOffsets() {
+		for _, b := range t.GetBucketOffsets() {
+			p := "-"
+			if b.PartitionId != nil {
+				p = fmt.Sprint(b.GetPartitionId())
+			}
+			if b.LogEndOffset == nil {
+				p += "(no offset)"
+			}
+			out = append(out, fmt.Sprintf("%d/%s/%d=%d", t.GetTableId(), p, b.GetBucketId(), b.GetLogEndOffset()))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+func TestBootstrapsLikeAFlussCoordinator(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	c, err := wire.Dial(ctxT(t), ts.addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	av, err := c.Handshake(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if av.ServerType != nil {
+		t.Fatalf("server_type must be absent so one port passes both type checks, got %d", av.GetServerType())
+	}
+	var keys []string
+	for _, v := range av.GetApiVersions() {
+		keys = append(keys, fmt.Sprintf("%d[%d,%d]", v.GetApiKey(), v.GetMinVersion(), v.GetMaxVersion()))
+	}
+	if got := strings.Join(keys, " "); got != "1000[0,0] 1012[0,0] 1038[0,0] 1053[0,0] 1054[0,0] 1055[0,0]" {
+		t.Fatalf("api versions %s", got)
+	}
+	// The Java client's bootstrap request is an empty MetadataRequest.
+	md := &messages.MetadataResponse{}
+	if err := c.Call(ctxT(t), sidecar.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
+		t.Fatal(err)
+	}
+	coord := md.GetCoordinatorServer()
+	if coord == nil || fmt.Sprintf("%s:%d", coord.GetHost(), coord.GetPort()) != ts.addr || coord.GetNodeId() != 0 {
+		t.Fatalf("coordinator %v, want the sidecar at %s", coord, ts.addr)
+	}
+	if len(md.GetTabletServers()) != 1 || md.GetTabletServers()[0].GetNodeId() < 0 {
+		t.Fatalf("want one alive tablet server with a non-negative id: %v", md.GetTabletServers())
+	}
+	if len(md.GetPartitionMetadata()) != 0 {
+		t.Fatal("partition_metadata breaks a Java client's bootstrap")
+	}
+}
+
+// TestGoldenFrames drives the sidecar with the golden request bytes and
+// compares every deterministic reply byte for byte (see testdata/golden.py).
+func TestGoldenFrames(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	nc := ts.rawConn(t)
+	exchange := func(req string) []byte {
+		t.Helper()
+		if _, err := nc.Write(golden(t, req)); err != nil {
+			t.Fatal(err)
+		}
+		return readFrame(t, nc)
+	}
+	resp := exchange("api_versions_request")
+	r, err := wire.ParseResponse(resp[4:])
+	if err != nil || r.Type != wire.ResponseSuccess || r.RequestID != 0 {
+		t.Fatalf("api versions reply %x: %v", resp, err)
+	}
+	for _, step := range []struct{ req, want string }{
+		{"register_request", "register_response_created"},
+		{"register_request", "register_response_already_exists"},
+		{"get_request", "get_response_found"},
+		{"delete_request", "delete_response"},
+		{"get_request", "get_response_not_found"},
+	} {
+		if got, want := exchange(step.req), golden(t, step.want); !bytes.Equal(got, want) {
+			t.Fatalf("%s:\n got % x\nwant % x", step.req, got, want)
+		}
+	}
+	// Request 7 with an invalid producer id.
+	body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("a b")})
+	if _, err := nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: sidecar.KeyGetProducerOffsets, RequestID: 7}, body)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFrame(t, nc), golden(t, "error_63_response"); !bytes.Equal(got, want) {
+		t.Fatalf("error 63:\n got % x\nwant % x", got, want)
+	}
+}
+
+// TestOurEncoderMatchesGolden checks that the Go messages and framing
+// produce the hand-derived bytes.
+func TestOurEncoderMatchesGolden(t *testing.T) {
+	enc := func(key int16, id int32, m proto.Message) []byte {
+		body, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wire.AppendRequest(nil, wire.RequestHeader{APIKey: key, RequestID: id}, body)
+	}
+	success := func(id int32, m proto.Message) []byte {
+		body, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wire.AppendSuccess(nil, id, body)
+	}
+	job1 := registerReq("job-1", tbl(100, bo(0, 42)), tbl(200, pbo(5, 1, 7)))
+	cases := map[string][]byte{
+		"api_versions_request":             enc(1000, 0, &messages.ApiVersionsRequest{ClientSoftwareName: proto.String("fluss"), ClientSoftwareVersion: proto.String("0.1.0")}),
+		"register_request":                 enc(1053, 1, job1),
+		"get_request":                      enc(1054, 2, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-1")}),
+		"delete_request":                   enc(1055, 3, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("job-1")}),
+		"metadata_request_empty":           enc(1012, 4, &messages.MetadataRequest{}),
+		"register_response_created":        success(1, &messages.RegisterProducerOffsetsResponse{Result: proto.Int32(0)}),
+		"register_response_already_exists": success(1, &messages.RegisterProducerOffsetsResponse{Result: proto.Int32(1)}),
+		"get_response_not_found":           success(2, &messages.GetProducerOffsetsResponse{}),
+		"delete_response":                  success(3, &messages.DeleteProducerOffsetsResponse{}),
+		"error_63_bare":                    wire.AppendError(nil, 7, 63, ""),
+		"error_minus1_bare":                wire.AppendError(nil, 3, -1, ""),
+		"server_failure_minus1":            wire.AppendServerFailure(nil, -1, "frame length 2147483647 exceeds the limit"),
+		"get_response_found": success(2, &messages.GetProducerOffsetsResponse{
+			ProducerId: proto.String("job-1"), ExpirationTime: proto.Int64(1735538268000 + 86400000),
+			TableOffsets: []*messages.PbProducerTableOffsets{tbl(100, bo(0, 42)), tbl(200, pbo(5, 1, 7))},
+		}),
+	}
+	for name, got := range cases {
+		if want := golden(t, name); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got % x\nwant % x", name, got, want)
+		}
+	}
+}
+
+// TestProducerOffsetsITCase mirrors Fluss's RPC-level tests of the feature.
+func TestProducerOffsetsITCase(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	c := ts.dial(t)
+
+	if r := register(t, c, registerReq("job", tbl(1, bo(0, 10), bo(1, 20)), tbl(2, bo(0, 30)))); r != 0 {
+		t.Fatalf("first register: %d, want CREATED", r)
+	}
+	got := get(t, c, "job")
+	if got.GetProducerId() != "job" || got.GetExpirationTime() <= testClock.UnixMilli() {
+		t.Fatalf("get: %v", got)
+	}
+	if flat(got) != "1/-/0=10 1/-/1=20 2/-/0=30" {
+		t.Fatalf("offsets %s", flat(got))
+	}
+	if r := register(t, c, registerReq("job", tbl(1, bo(0, 99)))); r != 1 {
+		t.Fatalf("second register: %d, want ALREADY_EXISTS", r)
+	}
+	if flat(get(t, c, "job")) != "1/-/0=10 1/-/1=20 2/-/0=30" {
+		t.Fatal("ALREADY_EXISTS changed the stored offsets")
+	}
+
+	if get(t, c, "missing").ProducerId != nil {
+		t.Fatal("a missing producer must be an empty response")
+	}
+	del(t, c, "job")
+	if get(t, c, "job").ProducerId != nil {
+		t.Fatal("still there after delete")
+	}
+	del(t, c, "never-existed")
+
+	// Six mixed partitioned buckets.
+	register(t, c, registerReq("parts", tbl(3, pbo(1, 0, 1), pbo(1, 1, 2), pbo(2, 0, 3)), tbl(4, pbo(9, 0, 4), pbo(9, 2, 5)), tbl(5, bo(1, 6))))
+	if got := flat(get(t, c, "parts")); got != "3/1/0=1 3/1/1=2 3/2/0=3 4/9/0=4 4/9/2=5 5/-/1=6" {
+		t.Fatalf("partitioned round trip: %s", got)
+	}
+
+	// Empty offsets.
+	if r := register(t, c, registerReq("empty")); r != 0 {
+		t.Fatal("empty register")
+	}
+	if e := get(t, c, "empty"); e.ProducerId == nil || len(e.GetTableOffsets()) != 0 {
+		t.Fatalf("empty snapshot: %v", e)
+	}
+
+	// 100 tables x 10 buckets.
+	var tables []*messages.PbProducerTableOffsets
+	for tb := int64(0); tb < 100; tb++ {
+		var bs []*messages.PbBucketOffset
+		for b := int32(0); b < 10; b++ {
+			bs = append(bs, bo(b, tb*1000+int64(b)))
+		}
+		tables = append(tables, tbl(tb, bs...))
+	}
+	register(t, c, registerReq("big", tables...))
+	big := get(t, c, "big")
+	n := 0
+	for _, tb := range big.GetTableOffsets() {
+		for _, b := range tb.GetBucketOffsets() {
+			n++
+			if b.GetLogEndOffset() != tb.GetTableId()*1000+int64(b.GetBucketId()) {
+				t.Fatalf("table %d bucket %d = %d", tb.GetTableId(), b.GetBucketId(), b.GetLogEndOffset())
+			}
+		}
+	}
+	if n != 1000 || !strings.Contains(flat(big), "50/-/5=50005") {
+		t.Fatalf("want 1000 offsets including 50/-/5=50005, got %d", n)
+	}
+}
+
+func TestTenConcurrentRegistrationsGiveOneCreated(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	results := make([]int32, 10)
+	var wg sync.WaitGroup
+	for i := range results {
+		c := ts.dial(t) // one connection each, like ten writers
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			resp := &messages.RegisterProducerOffsetsResponse{}
+			if err := c.Call(context.Background(), sidecar.KeyRegisterProducerOffsets, 0, registerReq("shared", tbl(1, bo(0, int64(i)))), resp); err != nil {
+				t.Error(err)
+			}
+			results[i] = resp.GetResult()
+		}(i)
+	}
+	wg.Wait()
+	created := 0
+	for _, r := range results {
+		if r == 0 {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Fatalf("want exactly one CREATED, got %v", results)
+	}
+	if n := len(ts.offsetsFiles(t)); n != 1 {
+		t.Fatalf("want one offsets file (the winner's), got %d", n)
+	}
+}
+
+// TestPipelinedRepliesComeOutOfOrder holds one register inside the store
+// while later requests on the same connection are answered, then lets it go.
+func TestPipelinedRepliesComeOutOfOrder(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{gateID: "slow"})
+	c := ts.dial(t)
+	register(t, c, registerReq("fast", tbl(1, bo(0, 1))))
+
+	slowDone := make(chan int32, 1)
+	go func() {
+		resp := &messages.RegisterProducerOffsetsResponse{}
+		if err := c.Call(context.Background(), sidecar.KeyRegisterProducerOffsets, 0, registerReq("slow", tbl(1, bo(0, 2))), resp); err != nil {
+			t.Error(err)
+		}
+		slowDone <- resp.GetResult()
+	}()
+	<-ts.gated.entered // the slow register is now in flight
+	// Many later requests on the same connection are answered meanwhile.
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			id := fmt.Sprintf("p-%d", i)
+			if i%2 == 0 {
+				if g := get(t, c, "fast"); flat(g) != "1/-/0=1" {
+					t.Errorf("get fast: %s", flat(g))
+				}
+				return
+			}
+			if r := register(t, c, registerReq(id, tbl(int64(i), bo(0, int64(i))))); r != 0 {
+				t.Errorf("register %s: %d", id, r)
+			}
+			if g := get(t, c, id); flat(g) != fmt.Sprintf("%d/-/0=%d", i, i) {
+				t.Errorf("get %s: %s", id, flat(g))
+			}
+		}(i)
+	}
+	wg.Wait()
+	select {
+	case r := <-slowDone:
+		t.Fatalf("the held request answered before release: %d", r)
+	default:
+	}
+	close(ts.gated.gate)
+	if r := <-slowDone; r != 0 {
+		t.Fatalf("slow register: %d", r)
+	}
+}
+
+func TestBadInputGetsAClearErrorAndKeepsServing(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	c := ts.dial(t)
+	register(t, c, registerReq("keep", tbl(1, bo(0, 10), bo(1, 11))))
+	before := flat(get(t, c, "keep"))
+
+	marshal := func(m proto.Message) []byte {
+		b, err := proto.MarshalOptions{AllowPartial: true}.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	noOffset := registerReq("keep", tbl(1, &messages.PbBucketOffset{BucketId: proto.Int32(0)}))
+	cases := []struct {
+		name    string
+		key     int16
+		version int16
+		body    []byte
+		code    flusserr.Code
+		text    string
+	}{
+		{"unknown api key", 1099, 0, nil, 2, "1099"},
+		{"version out of range", sidecar.KeyRegisterProducerOffsets, 1, marshal(registerReq("keep")), 2, "version"},
+		{"garbage body", sidecar.KeyGetProducerOffsets, 0, []byte{0xff, 0xff, 0xff}, 3, ""},
+		{"missing producer_id", sidecar.KeyGetProducerOffsets, 0, nil, 3, "producer_id"},
+		{"missing nested bucket_id", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, &messages.PbBucketOffset{LogEndOffset: proto.Int64(1)}))), 3, "bucket_id"},
+		{"missing log_end_offset", sidecar.KeyRegisterProducerOffsets, 0, marshal(noOffset), -1, "no log_end_offset"},
+		{"mixed buckets", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(0, 1), pbo(2, 1, 1)))), -1, "mixes partitioned and non-partitioned"},
+		{"negative bucket", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(-1, 1)))), -1, "negative bucket id"},
+		{"duplicate bucket", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(0, 1)), tbl(1, bo(0, 2)))), -1, "more than once"},
+		{"huge bucket", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(1<<31-1, 1)))), 49, "exceeds the maximum"},
+		{"ttl overflow", sidecar.KeyRegisterProducerOffsets, 0, marshal(&messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("keep"), TtlMs: proto.Int64(1<<63 - 1)}), -1, "overflows"},
+		{"invalid id register", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("ke/ep")), 63, "Invalid producer ID 'ke/ep'"},
+		{"invalid id get", sidecar.KeyGetProducerOffsets, 0, marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("..")}), 63, "Invalid producer ID '..': '..' is not allowed"},
+		{"invalid id delete", sidecar.KeyDeleteProducerOffsets, 0, marshal(&messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("")}), 63, "Invalid producer ID '': the empty string is not allowed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := c.CallRaw(ctxT(t), tc.key, tc.version, tc.body)
+			if err != nil {
+				t.Fatalf("transport error: %v", err)
+			}
+			fe, ok := flusserr.From(resp.Err())
+			if resp.Type != wire.ResponseError || !ok {
+				t.Fatalf("want ERROR_RESPONSE, got %v %v", resp.Type, resp.Err())
+			}
+			if fe.Code != tc.code || !strings.Contains(fe.Message, tc.text) {
+				t.Fatalf("got %d %q, want %d containing %q", fe.Code, fe.Message, tc.code, tc.text)
+			}
+		})
+	}
+	if after := flat(get(t, c, "keep")); after != before {
+		t.Fatalf("stored data changed: %s -> %s", before, after)
+	}
+	if n := len(ts.offsetsFiles(t)); n != 1 {
+		t.Fatalf("bad input left files behind: %d files", n)
+	}
+}
+
+func TestUnreadableFrameClosesOnlyThatConnection(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{maxFrame: 1 << 20})
+	c := ts.dial(t)
+	register(t, c, registerReq("safe", tbl(1, bo(0, 5))))
+
+	for name, frame := range map[string][]byte{
+		"oversized": {0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0},
+		"negative":  {0xff, 0xff, 0xff, 0xf0},
+		"short":     {0, 0, 0, 3, 1, 2, 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			nc := ts.rawConn(t)
+			nc.Write(frame)
+			payload, err := wire.ReadFrame(nc, 1<<20)
+			if err != nil {
+				t.Fatalf("want a SERVER_FAILURE frame: %v", err)
+			}
+			r, err := wire.ParseResponse(payload)
+			if err != nil || r.Type != wire.ResponseServerFailure {
+				t.Fatalf("want SERVER_FAILURE, got %v %v", r.Type, err)
+			}
+			var buf [1]byte
+			if n, err := nc.Read(buf[:]); n != 0 || err == nil {
+				t.Fatal("connection must be closed after SERVER_FAILURE")
+			}
+		})
+	}
+	// Other connections are untouched and the data is intact.
+	if flat(get(t, c, "safe")) != "1/-/0=5" {
+		t.Fatal("data changed")
+	}
+	if flat(get(t, ts.dial(t), "safe")) != "1/-/0=5" {
+		t.Fatal("new connection failed")
+	}
+}
+
+// TestZooKeeperLossIsRetriableAndRecovers stops ZooKeeper under the sidecar:
+// requests fail with a retriable code and no hang, and work again after it
+// comes back.
+func TestZooKeeperLossIsRetriableAndRecovers(t *testing.T) {
+	zks := zktest.StartT(t)
+	ts := startSidecar(t, sidecarOpts{zkAddr: zks.Addr, requestTimeout: 2 * time.Second})
+	c := ts.dial(t)
+	register(t, c, registerReq("before", tbl(1, bo(0, 1))))
+
+	zks.Stop()
+	resp := &messages.RegisterProducerOffsetsResponse{}
+	err := c.Call(ctxT(t), sidecar.KeyRegisterProducerOffsets, 0, registerReq("during", tbl(1, bo(0, 2))), resp)
+	fe, ok := flusserr.From(err)
+	if !ok || !fe.Retriable() {
+		t.Fatalf("want a retriable Fluss error, got %v", err)
+	}
+	if err := zks.Restart(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The client reconnects by itself; retry as a client would.
+	var got *messages.GetProducerOffsetsResponse
+	for i := 0; i < 60; i++ {
+		got = &messages.GetProducerOffsetsResponse{}
+		err = c.Call(ctxT(t), sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("before")}, got)
+		if err == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err != nil || flat(got) != "1/-/0=1" {
+		t.Fatalf("after restart: %v %s", err, flat(got))
+	}
+}

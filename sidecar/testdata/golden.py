@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Derives the golden frames in this directory from the field tables of
+wire.md §1 and §6 by hand: protobuf tags, varints and lengths are spelled out
+here, independently of the Go encoder the tests check. Run it to regenerate
+the .hex files; the tests never run it."""
+
+
+def varint(n):
+    if n < 0:
+        n += 1 << 64  # negative int32/int64: 10-byte two's complement varint
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def tag(field, wire_type):
+    return varint(field << 3 | wire_type)
+
+
+def f_varint(field, n):
+    return tag(field, 0) + varint(n)
+
+
+def f_bytes(field, b):
+    if isinstance(b, str):
+        b = b.encode()
+    return tag(field, 2) + varint(len(b)) + b
+
+
+def be(n, size):
+    return n.to_bytes(size, "big", signed=True)
+
+
+def request(api_key, version, request_id, body):
+    payload = be(api_key, 2) + be(version, 2) + be(request_id, 4) + body
+    return be(len(payload), 4) + payload
+
+
+def success(request_id, body):
+    payload = be(0, 1) + be(request_id, 4) + body
+    return be(len(payload), 4) + payload
+
+
+def error(request_id, code, message=None):
+    body = f_varint(1, code) + (f_bytes(2, message) if message is not None else b"")
+    payload = be(1, 1) + be(request_id, 4) + body
+    return be(len(payload), 4) + payload
+
+
+def server_failure(code, message=None):
+    body = f_varint(1, code) + (f_bytes(2, message) if message is not None else b"")
+    payload = be(2, 1) + body
+    return be(len(payload), 4) + payload
+
+
+# PbBucketOffset: 1 partition_id, 2 bucket_id, 4 log_end_offset
+def bucket(bucket_id, offset, partition=None):
+    b = b""
+    if partition is not None:
+        b += f_varint(1, partition)
+    return b + f_varint(2, bucket_id) + f_varint(4, offset)
+
+
+# PbProducerTableOffsets: 1 table_id, 2 bucket_offsets
+def table(table_id, buckets):
+    return f_varint(1, table_id) + b"".join(f_bytes(2, b) for b in buckets)
+
+
+EXPIRATION = 1735538268000 + 24 * 3600 * 1000  # the tests' clock + 24h
+
+frames = {
+    # wire.md §1: Java's first request.
+    "api_versions_request": request(1000, 0, 0, f_bytes(1, "fluss") + f_bytes(2, "0.1.0")),
+    # wire.md §1: ERROR for request 7, code 63, no message.
+    "error_63_bare": error(7, 63),
+    # What the sidecar answers request 7 for producer id "a b".
+    "error_63_response": error(7, 63, "Invalid producer ID 'a b': 'a b' contains one or more characters other than ASCII alphanumerics, '_' and '-'"),
+    "error_minus1_bare": error(3, -1),
+    "server_failure_minus1": server_failure(-1, "frame length 2147483647 exceeds the limit"),
+    # REGISTER job-1: table 100 bucket 0 = 42, table 200 partition 5 bucket 1 = 7.
+    "register_request": request(1053, 0, 1, f_bytes(1, "job-1")
+                                + f_bytes(2, table(100, [bucket(0, 42)]))
+                                + f_bytes(2, table(200, [bucket(1, 7, partition=5)]))),
+    "register_response_created": success(1, f_varint(1, 0)),
+    "register_response_already_exists": success(1, f_varint(1, 1)),
+    "get_request": request(1054, 0, 2, f_bytes(1, "job-1")),
+    "get_response_found": success(2, f_bytes(1, "job-1") + f_varint(2, EXPIRATION)
+                                  + f_bytes(3, table(100, [bucket(0, 42)]))
+                                  + f_bytes(3, table(200, [bucket(1, 7, partition=5)]))),
+    "get_response_not_found": success(2, b""),
+    "delete_request": request(1055, 0, 3, f_bytes(1, "job-1")),
+    "delete_response": success(3, b""),
+    "metadata_request_empty": request(1012, 0, 4, b""),
+}
+
+if __name__ == "__main__":
+    for name, data in frames.items():
+        with open(name + ".hex", "w") as f:
+            f.write(data.hex(" ") + "\n")
