@@ -28,17 +28,17 @@ type Settings struct {
 	S3SecretKey   string // s3.secret-key (or fs.oss.accessKeySecret)
 	S3PathStyle   bool   // s3.path.style.access
 
-	ProducerOffsetsTTL     time.Duration // coordinator.producer-offsets.ttl
-	CleanupInterval        time.Duration // coordinator.producer-offsets.cleanup-interval
-	OrphanGracePeriod      time.Duration // sidecar.orphan-cleanup.grace-period
-	MaxRequestSize         int64         // netty.server.max-request-size
-	IdleTimeout            time.Duration // netty.connection.max-idle-time
-	NodeID                 int32         // sidecar.node-id
-	RequestTimeout         time.Duration // sidecar.request-timeout
-	MaxInFlightPerConn     int           // sidecar.max-inflight-per-connection
-	MaxConnections         int           // sidecar.max-connections
-	LogLevel               string        // sidecar.log.level
-	ShutdownDrainTimeout   time.Duration // sidecar.shutdown.drain-timeout
+	ProducerOffsetsTTL   time.Duration // coordinator.producer-offsets.ttl
+	CleanupInterval      time.Duration // coordinator.producer-offsets.cleanup-interval
+	OrphanGracePeriod    time.Duration // sidecar.orphan-cleanup.grace-period
+	MaxRequestSize       int64         // netty.server.max-request-size
+	IdleTimeout          time.Duration // netty.connection.max-idle-time
+	NodeID               int32         // sidecar.node-id
+	RequestTimeout       time.Duration // sidecar.request-timeout
+	MaxInFlightPerConn   int           // sidecar.max-inflight-per-connection
+	MaxConnections       int           // sidecar.max-connections
+	LogLevel             string        // sidecar.log.level
+	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
 }
 
 // Key names, for messages and docs.

@@ -24,7 +24,7 @@ type Config struct {
 	// listener name. GET_METADATA answers with the one of the listener the
 	// request came in on, or the first when that listener has none.
 	Advertised []config.Listener
-	Registry            *producer.Registry
+	Registry   *producer.Registry
 	// RequestTimeout bounds each producer-offsets operation (default 30s).
 	RequestTimeout time.Duration
 	Logger         hclog.Logger
