@@ -140,7 +140,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		a.cleanupLoop(runCtx, s.CleanupInterval)
+		a.cleanupLoop(runCtx, s.CleanupInterval, s.OrphanGracePeriod)
 	}()
 	ok = true
 	return a, nil
@@ -166,9 +166,10 @@ func advertisedListeners(bound, advertised []config.Listener) []config.Listener 
 	return out
 }
 
-// cleanupLoop deletes expired snapshots every interval, the first run one
-// interval after start, as a Fluss coordinator does.
-func (a *App) cleanupLoop(ctx context.Context, interval time.Duration) {
+// cleanupLoop deletes expired snapshots, then orphan files older than the
+// grace period, every interval; the first run is one interval after start,
+// as a Fluss coordinator does.
+func (a *App) cleanupLoop(ctx context.Context, interval, grace time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -183,6 +184,13 @@ func (a *App) cleanupLoop(ctx context.Context, interval time.Duration) {
 		}
 		if n > 0 {
 			a.log.Info("deleted expired producer snapshots", "count", n)
+		}
+		rep, err := a.registry.CleanupOrphans(ctx, a.files, grace)
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("orphan file cleanup failed", "error", err)
+		}
+		if rep.Deleted > 0 || rep.Skipped > 0 {
+			a.log.Info("orphan file cleanup", "deleted", rep.Deleted, "kept_in_grace", rep.Kept, "skipped_producers", rep.Skipped)
 		}
 	}
 }

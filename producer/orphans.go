@@ -1,0 +1,102 @@
+package producer
+
+import (
+	"context"
+	"time"
+
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
+)
+
+// OrphanStore lists and removes offsets files for orphan cleanup.
+// remote.Store implements it.
+type OrphanStore interface {
+	ListProducerDirs(ctx context.Context) ([]string, error)
+	ListProducerFiles(ctx context.Context, producerID string) ([]remote.FileInfo, error)
+	Qualify(offsetsPath string) (string, error)
+	DeleteOffsets(ctx context.Context, path string) error
+	PruneEmptyDirs(ctx context.Context, producerID string) (gone bool, err error)
+}
+
+// OrphanReport counts what one orphan cleanup run did.
+type OrphanReport struct {
+	Deleted int // files deleted
+	Kept    int // unreferenced files kept because they are younger than the grace period
+	Skipped int // producers skipped because their znode could not be read
+}
+
+// CleanupOrphans deletes offsets files that no snapshot names. It differs
+// from Fluss's cleanup in the two ways that make Fluss lose live data:
+//   - a file younger than grace is never deleted, whether or not a znode
+//     names it yet, so a register in flight on another sidecar or
+//     coordinator (files written, znode not yet created) keeps its files
+//     (W2);
+//   - a producer whose znode cannot be read or decoded is skipped entirely,
+//     never treated as "names no files" (W4).
+//
+// Paths are compared in their qualified form, so a znode a Java coordinator
+// wrote with a bare local path still protects its file (W1).
+func (r *Registry) CleanupOrphans(ctx context.Context, store OrphanStore, grace time.Duration) (OrphanReport, error) {
+	var rep OrphanReport
+	cutoff := r.now().Add(-grace)
+	dirs, err := store.ListProducerDirs(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, id := range dirs {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if err := r.cleanupProducerOrphans(ctx, store, id, cutoff, &rep); err != nil {
+			rep.Skipped++
+			r.log.Warn("orphan cleanup skipped a producer", "producer_id", id, "error", err)
+		}
+	}
+	return rep, nil
+}
+
+func (r *Registry) cleanupProducerOrphans(ctx context.Context, store OrphanStore, id string, cutoff time.Time, rep *OrphanReport) error {
+	unlock, err := r.locks.lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	live := map[string]bool{}
+	if ValidateID(&id) == nil {
+		s, _, found, err := r.snapshots.GetSnapshot(ctx, id)
+		if err != nil {
+			return err
+		}
+		if found {
+			for _, ref := range s.Tables {
+				q, err := store.Qualify(ref.OffsetsPath)
+				if err != nil {
+					// A path outside our directory: nothing here can be it.
+					continue
+				}
+				live[q] = true
+			}
+		}
+	}
+	files, err := store.ListProducerFiles(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if live[f.Path] {
+			continue
+		}
+		if f.ModTime.After(cutoff) {
+			rep.Kept++
+			continue
+		}
+		if err := store.DeleteOffsets(ctx, f.Path); err != nil {
+			r.log.Warn("could not delete orphan offsets file", "producer_id", id, "path", f.Path, "error", err)
+			continue
+		}
+		rep.Deleted++
+	}
+	if _, err := store.PruneEmptyDirs(ctx, id); err != nil {
+		r.log.Debug("could not prune empty directories", "producer_id", id, "error", err)
+	}
+	return nil
+}
