@@ -1,0 +1,156 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Handler serves one decoded request. It returns the response message for a
+// SUCCESS answer, or an error: a *flusserr.Error (possibly wrapped) becomes
+// an ERROR response with its code and message, anything else becomes
+// UNKNOWN_SERVER_ERROR (-1) with the error text. ctx is cancelled when the
+// connection closes.
+type Handler func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error)
+
+// API is one served api key: its versions, how to make an empty request
+// message to decode into, and the handler.
+type API struct {
+	Key        int16
+	Name       string
+	MinVersion int16
+	MaxVersion int16
+	// NewRequest returns a fresh, empty request message.
+	NewRequest func() proto.Message
+	Handle     Handler
+}
+
+// String is "NAME(key)", or "api key <key>" when the API has no name.
+func (a API) String() string {
+	if a.Name == "" {
+		return fmt.Sprintf("api key %d", a.Key)
+	}
+	return fmt.Sprintf("%s(%d)", a.Name, a.Key)
+}
+
+// Mux is the registry of served APIs. It is built once and read-only after
+// construction, so one Mux may back several servers.
+type Mux struct {
+	byKey  map[int16]API
+	sorted []API
+}
+
+// NewMux builds a registry from apis. It panics on a duplicate key, a
+// missing NewRequest or Handle, or MinVersion > MaxVersion: those are
+// programming errors that should fail at start-up.
+func NewMux(apis ...API) *Mux {
+	m := &Mux{byKey: make(map[int16]API, len(apis))}
+	for _, a := range apis {
+		if _, dup := m.byKey[a.Key]; dup {
+			panic(fmt.Sprintf("wire: duplicate API key %d", a.Key))
+		}
+		if a.NewRequest == nil || a.Handle == nil {
+			panic(fmt.Sprintf("wire: %v needs NewRequest and Handle", a))
+		}
+		if a.MinVersion > a.MaxVersion || a.MinVersion < 0 {
+			panic(fmt.Sprintf("wire: %v has invalid version range [%d,%d]", a, a.MinVersion, a.MaxVersion))
+		}
+		m.byKey[a.Key] = a
+		m.sorted = append(m.sorted, a)
+	}
+	sort.Slice(m.sorted, func(i, j int) bool { return m.sorted[i].Key < m.sorted[j].Key })
+	return m
+}
+
+// Lookup returns the API registered for key.
+func (m *Mux) Lookup(key int16) (API, bool) {
+	if m == nil {
+		return API{}, false
+	}
+	a, ok := m.byKey[key]
+	return a, ok
+}
+
+// Versions returns every registered API sorted by key, for building an
+// API_VERSIONS answer. The slice is a copy.
+func (m *Mux) Versions() []API {
+	if m == nil {
+		return nil
+	}
+	return append([]API(nil), m.sorted...)
+}
+
+// Session holds the facts about one client connection. The fixed fields are
+// set before the first request and never change; the identity fields are
+// set by the security layer and guarded by a mutex because requests on one
+// connection run concurrently.
+type Session struct {
+	ConnID       uint64
+	RemoteAddr   net.Addr
+	LocalAddr    net.Addr
+	ListenerName string
+
+	// Attrs holds per-connection values of other layers, keyed by a type
+	// they own.
+	Attrs sync.Map
+
+	mu            sync.Mutex
+	principal     string
+	authenticated bool
+}
+
+// Principal returns the connection's principal, or "" if none is set.
+func (s *Session) Principal() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.principal
+}
+
+// SetPrincipal sets the connection's principal.
+func (s *Session) SetPrincipal(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.principal = p
+}
+
+// Authenticated reports whether authentication has completed.
+func (s *Session) Authenticated() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.authenticated
+}
+
+// SetAuthenticated records whether authentication has completed.
+func (s *Session) SetAuthenticated(ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.authenticated = ok
+}
+
+// Identity returns the principal and authentication state together.
+func (s *Session) Identity() (principal string, authenticated bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.principal, s.authenticated
+}
+
+// SetIdentity sets the principal and authentication state together.
+func (s *Session) SetIdentity(principal string, authenticated bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.principal, s.authenticated = principal, authenticated
+}
+
+// GateFunc runs before every request, after the header is read and before
+// the api key is looked up. A non-nil error is answered instead of running
+// the request, with the same error mapping as a handler error.
+type GateFunc func(ctx context.Context, s *Session, h RequestHeader) error
+
+// FallbackFunc serves an api key that the Mux does not hold (proxy mode). It
+// receives the raw body and returns the raw SUCCESS body, or an error that
+// is answered like a handler error.
+type FallbackFunc func(ctx context.Context, s *Session, h RequestHeader, body []byte) ([]byte, error)

@@ -1,0 +1,22 @@
+// Package wire speaks the framing layer of Apache Fluss's binary RPC
+// protocol: length-prefixed frames, the 8-byte request header, the three
+// response types, a registry of served API keys and versions (Mux), a
+// pipelined server (Server) and a pipelined client (Client).
+//
+// Every integer in a header is signed big-endian. A frame is an int32 length
+// that counts the bytes after itself, followed by a payload:
+//
+//	request:        int16 api_key, int16 api_version, int32 request_id, body
+//	SUCCESS:        int8 0, int32 request_id, response message
+//	ERROR:          int8 1, int32 request_id, ErrorResponse
+//	SERVER_FAILURE: int8 2, ErrorResponse (no request_id)
+//
+// Bodies are proto2 messages from package messages.
+//
+// The server answers every request it can read. An API-level failure becomes
+// an ERROR response carrying a Fluss error code and the connection stays
+// usable; only an unreadable frame ends the connection, with a
+// SERVER_FAILURE written first. Responses are written as handlers complete,
+// so they may leave in a different order than the requests arrived; both
+// sides match them by request id.
+package wire

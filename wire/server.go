@@ -1,0 +1,618 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+)
+
+// Defaults applied by NewServer to zero fields of ServerConfig.
+const (
+	DefaultMaxInFlightPerConn = 1024
+	DefaultIdleTimeout        = 10 * time.Minute
+	DefaultDrainTimeout       = 30 * time.Second
+)
+
+// ErrServerClosed is returned by Serve when it is called after Close.
+var ErrServerClosed = errors.New("wire: server closed")
+
+// ServerConfig configures a Server. Zero values take the documented
+// defaults.
+type ServerConfig struct {
+	// Mux holds the locally served APIs. Nil serves none (every request then
+	// goes to Fallback or is answered UNSUPPORTED_VERSION).
+	Mux *Mux
+	// Logger is the parent logger; the server logs to its "wire" sub-logger.
+	// Nil discards logs.
+	Logger hclog.Logger
+	// MaxFrameSize is the largest accepted frame including its 4-byte length
+	// field, like Fluss's netty.server.max-request-size. Default
+	// DefaultMaxFrameSize.
+	MaxFrameSize int32
+	// MaxInFlightPerConn bounds the requests being served at once on one
+	// connection; when it is reached the server stops reading from that
+	// connection until one finishes. Default DefaultMaxInFlightPerConn.
+	MaxInFlightPerConn int
+	// MaxConns bounds open connections; a connection accepted beyond it is
+	// closed at once. 0 means unlimited.
+	MaxConns int
+	// IdleTimeout closes a connection that has sent nothing for this long
+	// while no request of it is in flight. It also bounds how long one
+	// response write may block. Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// DrainTimeout bounds how long Close waits for in-flight requests before
+	// it cancels them and closes their connections. Default
+	// DefaultDrainTimeout.
+	DrainTimeout time.Duration
+	// ListenerName is copied into every Session.
+	ListenerName string
+	// Gate, if set, runs before every request; see GateFunc.
+	Gate GateFunc
+	// Fallback, if set, serves api keys the Mux does not hold; see
+	// FallbackFunc.
+	Fallback FallbackFunc
+}
+
+// Validate reports a configuration that cannot work.
+func (c ServerConfig) Validate() error {
+	var errs []error
+	if c.MaxFrameSize < 0 || (c.MaxFrameSize > 0 && c.MaxFrameSize < lengthFieldSize+requestHeaderSize) {
+		errs = append(errs, fmt.Errorf("MaxFrameSize %d is below the %d bytes of an empty request", c.MaxFrameSize, lengthFieldSize+requestHeaderSize))
+	}
+	if c.MaxInFlightPerConn < 0 {
+		errs = append(errs, fmt.Errorf("MaxInFlightPerConn %d is negative", c.MaxInFlightPerConn))
+	}
+	if c.MaxConns < 0 {
+		errs = append(errs, fmt.Errorf("MaxConns %d is negative", c.MaxConns))
+	}
+	if c.IdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("IdleTimeout %v is negative", c.IdleTimeout))
+	}
+	if c.DrainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("DrainTimeout %v is negative", c.DrainTimeout))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("wire: invalid ServerConfig: %w", err)
+	}
+	return nil
+}
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	if c.MaxFrameSize == 0 {
+		c.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if c.MaxInFlightPerConn == 0 {
+		c.MaxInFlightPerConn = DefaultMaxInFlightPerConn
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// Server serves the Fluss RPC protocol on any number of listeners.
+type Server struct {
+	cfg       ServerConfig
+	configErr error
+	log       hclog.Logger
+
+	nextConnID atomic.Uint64
+	active     atomic.Int64
+
+	mu        sync.Mutex
+	closing   bool
+	listeners map[net.Listener]struct{}
+	conns     map[*serverConn]struct{}
+	connWG    sync.WaitGroup
+
+	closeOnce sync.Once
+	shutdown  chan struct{} // closed when Close starts
+	done      chan struct{} // closed when Close has finished
+	closeErr  error
+}
+
+// NewServer returns a server for cfg. An invalid cfg makes Serve fail.
+func NewServer(cfg ServerConfig) *Server {
+	err := cfg.Validate()
+	cfg = cfg.withDefaults()
+	return &Server{
+		cfg:       cfg,
+		configErr: err,
+		log:       cfg.Logger.Named("wire"),
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*serverConn]struct{}),
+		shutdown:  make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+}
+
+// ActiveConns returns the number of open connections.
+func (s *Server) ActiveConns() int64 { return s.active.Load() }
+
+// Serve accepts connections on ln until ctx is done or Close is called, and
+// then returns nil after the shutdown that Close performs has finished. It
+// owns ln and closes it. Temporary accept errors are retried with backoff;
+// any other accept error is returned.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.configErr != nil {
+		ln.Close()
+		return s.configErr
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+	}()
+
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-stop:
+		case <-s.shutdown:
+		}
+	}()
+
+	s.log.Info("serving", "addr", ln.Addr().String())
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				<-s.done
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			delay = nextBackoff(delay)
+			s.log.Warn("accept failed; retrying", "error", err, "backoff", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-s.shutdown:
+				t.Stop()
+			}
+			continue
+		}
+		delay = 0
+		s.startConn(nc)
+	}
+}
+
+func nextBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return 5 * time.Millisecond
+	}
+	return min(2*d, time.Second)
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// Close stops accepting, lets in-flight requests finish for up to
+// DrainTimeout while reading no new ones, then cancels what is left and
+// closes every connection. It is idempotent and safe to call concurrently;
+// every call returns after the shutdown has finished. A handler that ignores
+// its context may outlive Close.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		close(s.shutdown)
+		lns := make([]net.Listener, 0, len(s.listeners))
+		for ln := range s.listeners {
+			lns = append(lns, ln)
+		}
+		conns := make([]*serverConn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+
+		var errs []error
+		for _, ln := range lns {
+			if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		for _, c := range conns {
+			c.drain()
+		}
+		finished := make(chan struct{})
+		go func() {
+			s.connWG.Wait()
+			close(finished)
+		}()
+		t := time.NewTimer(s.cfg.DrainTimeout)
+		select {
+		case <-finished:
+			t.Stop()
+		case <-t.C:
+			s.log.Warn("drain timeout; closing connections with requests in flight", "timeout", s.cfg.DrainTimeout)
+			for _, c := range conns {
+				c.abort()
+			}
+		}
+		s.closeErr = errors.Join(errs...)
+		close(s.done)
+	})
+	<-s.done
+	return s.closeErr
+}
+
+func (s *Server) startConn(nc net.Conn) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns {
+		s.mu.Unlock()
+		s.log.Warn("connection limit reached; closing new connection", "remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
+		nc.Close()
+		return
+	}
+	c := newServerConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1)
+	s.active.Add(1)
+	s.mu.Unlock()
+	go c.run()
+}
+
+func (s *Server) removeConn(c *serverConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.active.Add(-1)
+	s.connWG.Done()
+}
+
+// outFrame is one encoded response handed to the connection's writer. last
+// makes the writer flush and close the connection after writing it.
+type outFrame struct {
+	b    []byte
+	last bool
+}
+
+// serverConn is one client connection: a reader (run), one goroutine per
+// request, and the single writer that owns the socket's write side.
+type serverConn struct {
+	srv  *Server
+	nc   net.Conn
+	br   *bufio.Reader
+	sess *Session
+	log  hclog.Logger
+
+	ctx    context.Context // cancelled when the connection closes
+	cancel context.CancelFunc
+
+	out        chan outFrame
+	writerDone chan struct{}
+	sem        chan struct{}
+	handlers   sync.WaitGroup
+	inflight   atomic.Int64
+	draining   atomic.Bool
+	closeOnce  sync.Once
+}
+
+func newServerConn(s *Server, nc net.Conn) *serverConn {
+	id := s.nextConnID.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	return &serverConn{
+		srv: s,
+		nc:  nc,
+		br:  bufio.NewReaderSize(nc, 64<<10),
+		sess: &Session{
+			ConnID:       id,
+			RemoteAddr:   nc.RemoteAddr(),
+			LocalAddr:    nc.LocalAddr(),
+			ListenerName: s.cfg.ListenerName,
+		},
+		log:        s.log.With("conn", id),
+		ctx:        ctx,
+		cancel:     cancel,
+		out:        make(chan outFrame, 64),
+		writerDone: make(chan struct{}),
+		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
+	}
+}
+
+func (c *serverConn) run() {
+	defer c.srv.removeConn(c)
+	c.log.Debug("connection opened", "remote", c.sess.RemoteAddr.String())
+	go c.writeLoop()
+	if c.readLoop() {
+		go c.watchPeer()
+	} else {
+		// The peer is gone or out of sync: nobody will read the answers.
+		c.cancel()
+	}
+	c.handlers.Wait()
+	close(c.out)
+	<-c.writerDone
+	c.closeConn()
+	c.cancel()
+	c.log.Debug("connection closed")
+}
+
+func (c *serverConn) closeConn() {
+	c.closeOnce.Do(func() { c.nc.Close() })
+}
+
+// drain stops reading new requests; in-flight ones still get answered.
+func (c *serverConn) drain() {
+	c.draining.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// watchPeer runs while a draining connection finishes its requests. The
+// reader stopped on the drain deadline, which can also hide a peer that has
+// just gone away; watchPeer cancels the requests in flight as soon as the
+// peer is seen gone. Requests that arrive during the drain are not served:
+// the connection closes once the drain ends.
+func (c *serverConn) watchPeer() {
+	c.nc.SetReadDeadline(time.Time{})
+	io.Copy(io.Discard, c.br)
+	c.cancel()
+}
+
+// abort cancels in-flight requests and closes the socket.
+func (c *serverConn) abort() {
+	c.cancel()
+	c.closeConn()
+}
+
+// setReadDeadline sets the idle deadline unless the connection is draining;
+// it reports false when draining. Checking after setting closes the race
+// with drain, which sets the flag before its own (past) deadline.
+func (c *serverConn) setReadDeadline() bool {
+	if c.draining.Load() {
+		return false
+	}
+	c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+	return !c.draining.Load()
+}
+
+// readLoop reads requests until the connection ends or drains. It reports
+// whether requests in flight should still be answered: true only when it
+// stopped because the server is draining and the peer is still there. On an
+// unreadable frame it queues the SERVER_FAILURE first.
+func (c *serverConn) readLoop() (answerInFlight bool) {
+	for {
+		if !c.setReadDeadline() {
+			return true
+		}
+		// Wait for the first byte of a frame, so that an idle timeout never
+		// strikes in the middle of one.
+		if _, err := c.br.Peek(1); err != nil {
+			if isTimeout(err) && !c.draining.Load() && c.inflight.Load() > 0 {
+				continue
+			}
+			c.logReadEnd(err)
+			return c.draining.Load() && isTimeout(err)
+		}
+		if !c.setReadDeadline() {
+			return true
+		}
+		payload, err := ReadFrame(c.br, c.srv.cfg.MaxFrameSize)
+		if err == nil {
+			var h RequestHeader
+			var body []byte
+			if h, body, err = ParseRequest(payload); err == nil {
+				if !c.start(h, body) {
+					return false
+				}
+				continue
+			}
+		}
+		var fe *FrameError
+		if errors.As(err, &fe) {
+			c.log.Warn("unreadable frame; closing connection", "error", fe)
+			c.send(outFrame{b: AppendServerFailure(nil, fe.Code(), fe.Error()), last: true})
+			return false
+		}
+		c.logReadEnd(err)
+		return c.draining.Load() && isTimeout(err)
+	}
+}
+
+func (c *serverConn) logReadEnd(err error) {
+	switch {
+	case c.draining.Load():
+	case errors.Is(err, io.EOF):
+		c.log.Debug("client closed the connection")
+	case isTimeout(err):
+		c.log.Debug("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
+	case errors.Is(err, net.ErrClosed):
+	default:
+		c.log.Debug("read failed; closing connection", "error", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// start runs one request on its own goroutine once an in-flight slot is
+// free. It reports false if the connection died while waiting for a slot.
+func (c *serverConn) start(h RequestHeader, body []byte) bool {
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.ctx.Done():
+		return false
+	}
+	c.inflight.Add(1)
+	c.handlers.Add(1)
+	go func() {
+		defer func() {
+			c.inflight.Add(-1)
+			<-c.sem
+			c.handlers.Done()
+		}()
+		c.send(outFrame{b: c.process(h, body)})
+	}()
+	return true
+}
+
+// send hands f to the writer, or drops it if the writer has stopped.
+func (c *serverConn) send(f outFrame) {
+	select {
+	case c.out <- f:
+	case <-c.writerDone:
+	}
+}
+
+// writeLoop is the only writer of the socket. It flushes whenever no further
+// response is queued.
+func (c *serverConn) writeLoop() {
+	defer close(c.writerDone)
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	fail := func(err error) {
+		if !errors.Is(err, net.ErrClosed) {
+			c.log.Debug("write failed; closing connection", "error", err)
+		}
+		c.cancel()
+		c.closeConn()
+	}
+	for f := range c.out {
+		c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+		if _, err := bw.Write(f.b); err != nil {
+			fail(err)
+			return
+		}
+		if f.last || len(c.out) == 0 {
+			if err := bw.Flush(); err != nil {
+				fail(err)
+				return
+			}
+		}
+		if f.last {
+			c.closeConn()
+			return
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		fail(err)
+	}
+}
+
+// process answers one request. It never panics and always returns a
+// complete response frame.
+func (c *serverConn) process(h RequestHeader, body []byte) (frame []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked", "api_key", h.APIKey, "request_id", h.RequestID,
+				"error", fmt.Sprint(r), "stack", string(debug.Stack()))
+			frame = AppendError(nil, h.RequestID, flusserr.UnknownServerError,
+				truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+		}
+	}()
+	cfg := &c.srv.cfg
+	if cfg.Gate != nil {
+		if err := cfg.Gate(c.ctx, c.sess, h); err != nil {
+			return c.errorFrame(h, err)
+		}
+	}
+	api, ok := cfg.Mux.Lookup(h.APIKey)
+	if !ok {
+		if cfg.Fallback != nil {
+			out, err := cfg.Fallback(c.ctx, c.sess, h, body)
+			if err != nil {
+				return c.errorFrame(h, err)
+			}
+			if len(out) > math.MaxInt32-responseHeaderSize {
+				return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(out)))
+			}
+			return AppendSuccess(nil, h.RequestID, out)
+		}
+		c.log.Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
+		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
+			fmt.Sprintf("The server does not support api key %d version %d; the key is not served.", h.APIKey, h.APIVersion))
+	}
+	if h.APIVersion < api.MinVersion || h.APIVersion > api.MaxVersion {
+		c.log.Debug("unsupported api version", "api_key", h.APIKey, "request_id", h.RequestID, "api_version", h.APIVersion)
+		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
+			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
+				api, h.APIVersion, api.MinVersion, api.MaxVersion))
+	}
+	req := api.NewRequest()
+	if err := proto.Unmarshal(body, req); err != nil {
+		c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+		return AppendError(nil, h.RequestID, flusserr.CorruptMessage,
+			truncate(fmt.Sprintf("Failed to decode %s for %v version %d: %v",
+				req.ProtoReflect().Descriptor().Name(), api, h.APIVersion, err)))
+	}
+	resp, err := api.Handle(c.ctx, c.sess, req)
+	if err != nil {
+		return c.errorFrame(h, err)
+	}
+	if resp == nil || !resp.ProtoReflect().IsValid() {
+		return c.errorFrame(h, fmt.Errorf("handler of %v returned neither a response nor an error", api))
+	}
+	return c.successFrame(h, api, resp)
+}
+
+// successFrame encodes resp straight into a SUCCESS frame. Encoding checks
+// required fields, so a response a strict decoder would reject becomes an
+// error answer instead.
+func (c *serverConn) successFrame(h RequestHeader, api API, resp proto.Message) []byte {
+	frame, off := beginFrame(nil)
+	frame = append(frame, byte(ResponseSuccess))
+	frame = binary.BigEndian.AppendUint32(frame, uint32(h.RequestID))
+	frame, err := proto.MarshalOptions{}.MarshalAppend(frame, resp)
+	if err != nil {
+		return c.errorFrame(h, fmt.Errorf("failed to encode %s of %v: %w", resp.ProtoReflect().Descriptor().Name(), api, err))
+	}
+	if len(frame)-lengthFieldSize > math.MaxInt32 {
+		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)))
+	}
+	return endFrame(frame, off)
+}
+
+// errorFrame maps err to an ERROR frame: a *flusserr.Error keeps its code
+// and message; anything else is UNKNOWN_SERVER_ERROR with the error text.
+func (c *serverConn) errorFrame(h RequestHeader, err error) []byte {
+	if fe, ok := flusserr.From(err); ok && fe.Code != flusserr.None {
+		c.log.Debug("request failed", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+		return AppendError(nil, h.RequestID, fe.Code, fe.Message)
+	}
+	c.log.Warn("request failed with an unexpected error", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+	return AppendError(nil, h.RequestID, flusserr.UnknownServerError, truncate(err.Error()))
+}
