@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
+	"github.com/fluss-sidecar/fluss-sidecar/authz/tables"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
@@ -28,6 +30,8 @@ type App struct {
 	zk        *zk.Client
 	files     *remote.Store
 	registry  *producer.Registry
+	authz     *authz.Authorizer
+	tables    *tables.Map
 	servers   []*wire.Server
 	listeners []net.Listener
 	addrs     []config.Listener
@@ -103,13 +107,41 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		a.addrs = append(a.addrs, bound)
 	}
 	advertised := advertisedListeners(a.addrs, s.AdvertisedListeners)
-	sc, err := sidecar.New(sidecar.Config{
-		NodeID:         s.NodeID,
-		Advertised:     advertised,
-		Registry:       a.registry,
-		RequestTimeout: s.RequestTimeout,
-		Logger:         log,
-	})
+	sec := s.Security
+	authn, err := authz.NewAuthenticator(authz.AuthConfig{Listeners: sec.Listeners, Timeout: sec.AuthTimeout, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	scfg := sidecar.Config{
+		NodeID:               s.NodeID,
+		Advertised:           advertised,
+		Registry:             a.registry,
+		RequestTimeout:       s.RequestTimeout,
+		Logger:               log,
+		Authenticator:        authn,
+		RequireTableForEmpty: sec.RequireTableForEmpty,
+	}
+	if sec.AuthorizerEnabled {
+		a.tables, err = tables.New(tables.Config{ZK: zc, Logger: log})
+		if err == nil {
+			err = a.tables.Start(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load the table id map from ZooKeeper: %w", err)
+		}
+		a.authz, err = authz.NewAuthorizer(authz.AuthorizerConfig{
+			ZK: zc, InternalListener: sec.InternalListener, SuperUsers: sec.SuperUsers,
+			IgnoreCase: sec.IgnoreCase, Logger: log,
+		})
+		if err == nil {
+			err = a.authz.Start(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load ACLs from ZooKeeper: %w", err)
+		}
+		scfg.Authorizer, scfg.Tables = a.authz, a.tables
+	}
+	sc, err := sidecar.New(scfg)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +158,8 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			IdleTimeout:        s.IdleTimeout,
 			DrainTimeout:       s.ShutdownDrainTimeout,
 			ListenerName:       a.addrs[i].Name,
+			Gate:               authn.Gate,
+			OnConnect:          authn.OnConnect,
 		})
 		a.servers = append(a.servers, srv)
 		a.wg.Add(1)
@@ -135,7 +169,8 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 				log.Error("listener stopped", "addr", ln.Addr().String(), "error", err)
 			}
 		}(ln)
-		log.Info("serving", "listener", a.addrs[i].Name, "addr", ln.Addr().String())
+		log.Info("serving", "listener", a.addrs[i].Name, "addr", ln.Addr().String(),
+			"security_protocol", authn.Protocol(a.addrs[i].Name))
 	}
 	a.wg.Add(1)
 	go func() {
@@ -221,6 +256,12 @@ func (a *App) Close() error {
 			a.cancel()
 		}
 		a.wg.Wait()
+		if a.authz != nil {
+			a.authz.Close()
+		}
+		if a.tables != nil {
+			a.tables.Close()
+		}
 		if a.files != nil {
 			errs = append(errs, a.files.Close())
 		}

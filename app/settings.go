@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 )
 
@@ -39,6 +40,13 @@ type Settings struct {
 	MaxConnections       int           // sidecar.max-connections
 	LogLevel             string        // sidecar.log.level
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
+
+	// Security holds listener protocols, SASL users and authorizer
+	// settings: internal.listener.name, security.protocol.map,
+	// security.sasl.*, authorizer.enabled, super.users,
+	// security.acl.principal.ignore-case, sidecar.authentication.timeout,
+	// sidecar.authorization.require-table-for-empty.
+	Security authz.Settings
 }
 
 // Key names, for messages and docs.
@@ -134,6 +142,12 @@ func FromConfig(c *config.Config) (Settings, error) {
 	s.MaxConnections = int(n)
 	s.LogLevel = c.String("sidecar.log.level", "info")
 	s.ShutdownDrainTimeout, err = c.Duration("sidecar.shutdown.drain-timeout", 30*time.Second)
+	add(err)
+	names := make([]string, len(s.Listeners))
+	for i, l := range s.Listeners {
+		names[i] = l.Name
+	}
+	s.Security, err = authz.SettingsFromConfig(c, names)
 	add(err)
 	return s, errors.Join(errs...)
 }

@@ -10,21 +10,33 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// authenticate answers AUTHENTICATE (1038, v0) on a PLAINTEXT listener the
-// way a Fluss server does: a client that asks for another protocol is told
-// the protocols do not match (code 46). A Java PLAINTEXT client never sends
-// it.
+// authenticate answers AUTHENTICATE (1038, v0) as a Fluss server does. On a
+// PLAINTEXT listener a client that asks for another protocol is told the
+// protocols do not match (code 46); a Java PLAINTEXT client never sends
+// it. On a SASL listener the configured Authenticator runs the PLAIN login:
+// success answers the empty challenge, failure code 46; once complete, a
+// further AUTHENTICATE (the Rust client sends one) gets an empty response.
 func (s *Sidecar) authenticate() wire.API {
 	return wire.API{
 		Key: KeyAuthenticate, Name: "AUTHENTICATE", MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
-		Handle: func(ctx context.Context, _ *wire.Session, req proto.Message) (proto.Message, error) {
-			p := req.(*messages.AuthenticateRequest).GetProtocol()
-			if p != "PLAINTEXT" {
-				return nil, flusserr.New(flusserr.AuthenticateException,
-					"Authenticate protocol not match: protocol of server is 'PLAINTEXT' while protocol of client is '"+p+"'")
+		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
+			req := m.(*messages.AuthenticateRequest)
+			p := req.GetProtocol()
+			if s.cfg.Authenticator == nil {
+				if p != "PLAINTEXT" {
+					return nil, flusserr.New(flusserr.AuthenticateException,
+						"Authenticate protocol not match: protocol of server is 'PLAINTEXT' while protocol of client is '"+p+"'")
+				}
+				return &messages.AuthenticateResponse{}, nil
 			}
-			return &messages.AuthenticateResponse{}, nil
+			challenge, err := s.cfg.Authenticator.Authenticate(sess, p, req.GetToken())
+			if err != nil {
+				return nil, err
+			}
+			// A nil challenge leaves the field absent; an empty non-nil one
+			// is sent as present and empty (0A 00).
+			return &messages.AuthenticateResponse{Challenge: challenge}, nil
 		},
 	}
 }

@@ -5,21 +5,42 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
 // deleteProducerOffsets answers DELETE_PRODUCER_OFFSETS (1055, v0): remove
 // the snapshot's znode, then its files. Deleting a missing snapshot succeeds.
+// With authorization on, WRITE is needed on every table of the stored
+// snapshot, taken from the znode's table ids (no remote file is read, W6);
+// the znode is deleted only if it is still the one checked. A snapshot
+// without tables needs WRITE on the cluster with
+// sidecar.authorization.require-table-for-empty.
 func (s *Sidecar) deleteProducerOffsets() wire.API {
 	return wire.API{
 		Key: KeyDeleteProducerOffsets, Name: "DELETE_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
-		Handle: func(ctx context.Context, _ *wire.Session, m proto.Message) (proto.Message, error) {
+		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
 			req := m.(*messages.DeleteProducerOffsetsRequest)
 			ctx, cancel := s.opContext(ctx)
 			defer cancel()
-			if err := s.cfg.Registry.Delete(ctx, req.ProducerId, nil); err != nil {
+			var check producer.DeleteCheck
+			if s.authorizing() {
+				check = func(ids []int64) error {
+					for _, id := range ids {
+						if err := s.checkTable(sess, authz.OpWrite, id); err != nil {
+							return err
+						}
+					}
+					if len(ids) == 0 {
+						return s.checkEmpty(sess)
+					}
+					return nil
+				}
+			}
+			if err := s.cfg.Registry.Delete(ctx, req.ProducerId, check); err != nil {
 				return nil, s.apiError("delete", req.GetProducerId(), err)
 			}
 			return &messages.DeleteProducerOffsetsResponse{}, nil

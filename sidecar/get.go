@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -12,12 +13,14 @@ import (
 
 // getProducerOffsets answers GET_PRODUCER_OFFSETS (1054, v0). A missing
 // snapshot is an empty SUCCESS body (no producer_id), which clients read as
-// "not found". Every bucket carries log_end_offset.
+// "not found". Every bucket carries log_end_offset. With authorization on,
+// tables the principal may not READ, and unknown table ids, are silently
+// left out; producer_id and expiration_time are still returned.
 func (s *Sidecar) getProducerOffsets() wire.API {
 	return wire.API{
 		Key: KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
-		Handle: func(ctx context.Context, _ *wire.Session, m proto.Message) (proto.Message, error) {
+		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
 			req := m.(*messages.GetProducerOffsetsRequest)
 			ctx, cancel := s.opContext(ctx)
 			defer cancel()
@@ -31,7 +34,16 @@ func (s *Sidecar) getProducerOffsets() wire.API {
 			}
 			resp.ProducerId = proto.String(snap.ProducerID)
 			resp.ExpirationTime = proto.Int64(snap.ExpirationTime)
-			resp.TableOffsets = tableOffsetsToProto(snap.Tables)
+			tables := snap.Tables
+			if s.authorizing() {
+				tables = tables[:0:0]
+				for _, t := range snap.Tables {
+					if s.checkTable(sess, authz.OpRead, t.TableID) == nil {
+						tables = append(tables, t)
+					}
+				}
+			}
+			resp.TableOffsets = tableOffsetsToProto(tables)
 			return resp, nil
 		},
 	}

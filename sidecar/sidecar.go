@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -28,13 +29,29 @@ type Config struct {
 	// RequestTimeout bounds each producer-offsets operation (default 30s).
 	RequestTimeout time.Duration
 	Logger         hclog.Logger
+
+	// Authenticator runs SASL/PLAIN logins on AUTHENTICATE. Nil answers
+	// AUTHENTICATE as a PLAINTEXT server does.
+	Authenticator *authz.Authenticator
+	// Authorizer, when set (authorizer.enabled), checks every producer
+	// offsets request against the ACLs; Tables is then required.
+	Authorizer Authorizer
+	Tables     TableResolver
+	// RequireTableForEmpty makes a snapshot with no tables need WRITE on
+	// the cluster (sidecar.authorization.require-table-for-empty, W9).
+	RequireTableForEmpty bool
+	// ServerName names this server in the UNKNOWN_TABLE_OR_BUCKET message,
+	// "This server <name> does not know this table ID ...". Default
+	// "sidecar-<NodeID>".
+	ServerName string
 }
 
 // Sidecar holds the API handlers.
 type Sidecar struct {
-	cfg Config
-	mux *wire.Mux
-	log hclog.Logger
+	cfg        Config
+	mux        *wire.Mux
+	log        hclog.Logger
+	serverName string
 }
 
 // New builds the handlers and their Mux.
@@ -56,7 +73,13 @@ func New(cfg Config) (*Sidecar, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar")}
+	if cfg.Authorizer != nil && cfg.Tables == nil {
+		return nil, errors.New("sidecar: authorization needs a table resolver")
+	}
+	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName}
+	if s.serverName == "" {
+		s.serverName = fmt.Sprintf("sidecar-%d", cfg.NodeID)
+	}
 	s.mux = wire.NewMux(
 		s.apiVersions(),
 		s.getMetadata(),

@@ -101,6 +101,32 @@ type Session struct {
 	mu            sync.Mutex
 	principal     string
 	authenticated bool
+
+	// closeWhenIdle is set by the server that owns the connection.
+	closeWhenIdle func()
+	// closeNow is set by the server that owns the connection.
+	closeNow func()
+}
+
+// Close cancels the connection's requests in flight and closes it at once.
+// Security layers use it, for example to end a connection that did not
+// authenticate in time. It is safe to call more than once and does nothing
+// on a Session that no Server owns.
+func (s *Session) Close() {
+	if s.closeNow != nil {
+		s.closeNow()
+	}
+}
+
+// CloseWhenIdle stops reading requests from the connection: the requests
+// already read are still answered, then the connection closes. It is for
+// layers that learn the connection is no longer usable, such as a proxy
+// whose upstream connection failed. It is safe to call more than once and
+// does nothing on a Session that no Server owns.
+func (s *Session) CloseWhenIdle() {
+	if s.closeWhenIdle != nil {
+		s.closeWhenIdle()
+	}
 }
 
 // Principal returns the connection's principal, or "" if none is set.
@@ -150,7 +176,19 @@ func (s *Session) SetIdentity(principal string, authenticated bool) {
 // the request, with the same error mapping as a handler error.
 type GateFunc func(ctx context.Context, s *Session, h RequestHeader) error
 
+// ConnectFunc runs once per connection, after it is accepted and before its
+// first request is read. ctx is cancelled when the connection closes. It
+// must not block: start a goroutine or a timer for work that waits.
+type ConnectFunc func(ctx context.Context, s *Session)
+
 // FallbackFunc serves an api key that the Mux does not hold (proxy mode). It
 // receives the raw body and returns the raw SUCCESS body, or an error that
 // is answered like a handler error.
 type FallbackFunc func(ctx context.Context, s *Session, h RequestHeader, body []byte) ([]byte, error)
+
+// RawFallbackFunc is FallbackFunc for a layer that already has a whole
+// answer, such as a proxy passing on an upstream server's reply. The
+// returned Response's Type must be ResponseSuccess or ResponseError and its
+// Body is sent unchanged under the request's own id (Response.RequestID is
+// ignored). A returned error is answered like a handler error.
+type RawFallbackFunc func(ctx context.Context, s *Session, h RequestHeader, body []byte) (Response, error)

@@ -65,6 +65,12 @@ type ServerConfig struct {
 	// Fallback, if set, serves api keys the Mux does not hold; see
 	// FallbackFunc.
 	Fallback FallbackFunc
+	// RawFallback, if set, serves api keys the Mux does not hold and takes
+	// precedence over Fallback; see RawFallbackFunc.
+	RawFallback RawFallbackFunc
+	// OnConnect, if set, runs once per connection before its first request
+	// is read; see ConnectFunc.
+	OnConnect ConnectFunc
 }
 
 // Validate reports a configuration that cannot work.
@@ -334,7 +340,7 @@ type serverConn struct {
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	id := s.nextConnID.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
-	return &serverConn{
+	c := &serverConn{
 		srv: s,
 		nc:  nc,
 		br:  bufio.NewReaderSize(nc, 64<<10),
@@ -351,12 +357,18 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		writerDone: make(chan struct{}),
 		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
 	}
+	c.sess.closeWhenIdle = c.drain
+	c.sess.closeNow = c.abort
+	return c
 }
 
 func (c *serverConn) run() {
 	defer c.srv.removeConn(c)
 	c.log.Debug("connection opened", "remote", c.sess.RemoteAddr.String())
 	go c.writeLoop()
+	if c.srv.cfg.OnConnect != nil {
+		c.srv.cfg.OnConnect(c.ctx, c.sess)
+	}
 	if c.readLoop() {
 		go c.watchPeer()
 	} else {
@@ -552,6 +564,19 @@ func (c *serverConn) process(h RequestHeader, body []byte) (frame []byte) {
 	}
 	api, ok := cfg.Mux.Lookup(h.APIKey)
 	if !ok {
+		if cfg.RawFallback != nil {
+			r, err := cfg.RawFallback(c.ctx, c.sess, h, body)
+			if err != nil {
+				return c.errorFrame(h, err)
+			}
+			if r.Type != ResponseSuccess && r.Type != ResponseError {
+				return c.errorFrame(h, fmt.Errorf("fallback answered with a %v response", r.Type))
+			}
+			if len(r.Body) > math.MaxInt32-responseHeaderSize {
+				return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(r.Body)))
+			}
+			return appendResponse(nil, r.Type, h.RequestID, r.Body)
+		}
 		if cfg.Fallback != nil {
 			out, err := cfg.Fallback(c.ctx, c.sess, h, body)
 			if err != nil {
