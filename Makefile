@@ -49,6 +49,11 @@ fuzz:
 bench: deps
 	$(GO) test -run='^$$' -bench=. -benchtime=2s ./...
 
+# Runs compat_test's Python and Java clients against a running sidecar (see
+# compat_test/README.md): make compat BOOTSTRAP=host:port
+compat: deps
+	compat_test/run.sh --bootstrap $(BOOTSTRAP)
+
 generate:
 	@command -v protoc >/dev/null || scripts/install-deps.sh
 	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
