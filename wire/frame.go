@@ -269,8 +269,13 @@ func AppendRequest(dst []byte, h RequestHeader, body []byte) []byte {
 
 // AppendSuccess appends a SUCCESS response frame carrying body to dst.
 func AppendSuccess(dst []byte, requestID int32, body []byte) []byte {
+	return appendResponse(dst, ResponseSuccess, requestID, body)
+}
+
+// appendResponse appends a SUCCESS or ERROR frame with an encoded body.
+func appendResponse(dst []byte, t ResponseType, requestID int32, body []byte) []byte {
 	dst, off := beginFrame(dst)
-	dst = append(dst, byte(ResponseSuccess))
+	dst = append(dst, byte(t))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(requestID))
 	dst = append(dst, body...)
 	return endFrame(dst, off)

@@ -1,0 +1,435 @@
+// Package fakecoord is an in-process fake Fluss coordinator for tests of
+// proxy mode. It speaks the Fluss RPC protocol through wire.Server and
+// serves:
+//
+//   - API_VERSIONS (1000) with its own list and server_type 1 (COORDINATOR);
+//   - GET_METADATA (1012) naming itself as coordinator and one tablet server;
+//   - AUTHENTICATE (1038): SASL PLAIN against Config.Users, or, with no
+//     users, the PLAINTEXT protocol-mismatch answer;
+//   - REGISTER/GET/DELETE_PRODUCER_OFFSETS (1053-1055) with answers a real
+//     registry never gives for a fresh id (register always reports
+//     ALREADY_EXISTS, get always names producer UpstreamProducerID), so a
+//     test can tell that the upstream, not the sidecar, answered;
+//   - admin keys LIST_DATABASES (1003), DATABASE_EXISTS (1004) and
+//     GET_TABLE_INFO (1007) as opaque echoes: the SUCCESS body is the
+//     request body, byte for byte.
+//
+// Every request is recorded with the principal of its connection, and
+// faults can be injected per api key: an error answer, a hold on a channel
+// the test controls, an abrupt disconnect, or a SERVER_FAILURE frame.
+package fakecoord
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// Api keys the fake serves.
+const (
+	KeyAPIVersions    int16 = 1000
+	KeyListDatabases  int16 = 1003
+	KeyDatabaseExists int16 = 1004
+	KeyGetTableInfo   int16 = 1007
+	KeyGetMetadata    int16 = 1012
+	KeyAuthenticate   int16 = 1038
+	KeyRegister       int16 = 1053
+	KeyGet            int16 = 1054
+	KeyDelete         int16 = 1055
+)
+
+// UpstreamProducerID is the producer_id of every GET_PRODUCER_OFFSETS answer
+// of the fake.
+const UpstreamProducerID = "from-upstream"
+
+// ServerTypeCoordinator is the server_type the fake announces.
+const ServerTypeCoordinator = 1
+
+// Config configures a fake coordinator. The zero value is usable.
+type Config struct {
+	// NodeID is the coordinator's node id in GET_METADATA (default 1).
+	NodeID int32
+	// Users is the SASL PLAIN user table, user to password. Empty means the
+	// fake is a PLAINTEXT server: no authentication is required.
+	Users map[string]string
+	// Versions overrides the announced version range of some keys, as
+	// [min, max]. Keys not listed use [0, 0]; GET_TABLE_INFO defaults to
+	// [0, 1].
+	Versions map[int16][2]int32
+	Logger   hclog.Logger
+}
+
+// Request is one recorded request.
+type Request struct {
+	ConnID    uint64
+	APIKey    int16
+	RequestID int32
+	// Principal is the connection's principal when the request arrived:
+	// the PLAIN user, or "" before authentication / on PLAINTEXT.
+	Principal string
+}
+
+// Fault is injected into every request of one api key until cleared.
+type Fault struct {
+	// Entered, if set, receives the request (non-blocking if full) when it
+	// arrives, before any other fault applies.
+	Entered chan<- Request
+	// Hold, if set, delays the request until Hold is closed or receives.
+	Hold <-chan struct{}
+	// Disconnect closes the client's socket abruptly instead of answering.
+	Disconnect bool
+	// ServerFailure writes a SERVER_FAILURE frame on the client's socket,
+	// then closes it. Use it only with nothing else in flight on that
+	// connection, or the frame may interleave with another answer.
+	ServerFailure bool
+	// Err, if set, is answered as an ERROR response.
+	Err *flusserr.Error
+}
+
+// Coordinator is a running fake.
+type Coordinator struct {
+	cfg  Config
+	srv  *wire.Server
+	ln   net.Listener
+	addr string
+	port int32
+	done chan struct{}
+
+	mu       sync.Mutex
+	faults   map[int16]Fault
+	requests []Request
+	conns    map[string]net.Conn // by remote address
+}
+
+// Start serves a fake coordinator on a fresh 127.0.0.1 port.
+func Start(cfg Config) (*Coordinator, error) {
+	if cfg.NodeID == 0 {
+		cfg.NodeID = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{
+		cfg:    cfg,
+		addr:   ln.Addr().String(),
+		port:   int32(ln.Addr().(*net.TCPAddr).Port),
+		done:   make(chan struct{}),
+		faults: make(map[int16]Fault),
+		conns:  make(map[string]net.Conn),
+	}
+	c.ln = &trackingListener{Listener: ln, c: c}
+	c.srv = wire.NewServer(wire.ServerConfig{
+		Mux:         c.mux(),
+		Logger:      cfg.Logger.Named("fakecoord"),
+		Gate:        c.gate,
+		RawFallback: c.echo,
+	})
+	go func() {
+		defer close(c.done)
+		c.srv.Serve(context.Background(), c.ln)
+	}()
+	return c, nil
+}
+
+// Addr is the host:port the fake listens on.
+func (c *Coordinator) Addr() string { return c.addr }
+
+// Port is the port the fake listens on.
+func (c *Coordinator) Port() int32 { return c.port }
+
+// NodeID is the coordinator's node id.
+func (c *Coordinator) NodeID() int32 { return c.cfg.NodeID }
+
+// Close stops the fake and closes every connection.
+func (c *Coordinator) Close() {
+	c.DisconnectAll()
+	c.srv.Close()
+	<-c.done
+}
+
+// Inject sets the fault for key, replacing any previous one.
+func (c *Coordinator) Inject(key int16, f Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.faults[key] = f
+}
+
+// Clear removes the fault for key.
+func (c *Coordinator) Clear(key int16) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.faults, key)
+}
+
+// Requests returns a copy of every request recorded so far, in arrival
+// order.
+func (c *Coordinator) Requests() []Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Request(nil), c.requests...)
+}
+
+// RequestsFor returns the recorded requests of one api key.
+func (c *Coordinator) RequestsFor(key int16) []Request {
+	var out []Request
+	for _, r := range c.Requests() {
+		if r.APIKey == key {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// OpenConns is the number of client connections currently open.
+func (c *Coordinator) OpenConns() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.conns)
+}
+
+// DisconnectAll closes every client socket abruptly.
+func (c *Coordinator) DisconnectAll() {
+	c.mu.Lock()
+	conns := make([]net.Conn, 0, len(c.conns))
+	for _, nc := range c.conns {
+		conns = append(conns, nc)
+	}
+	c.mu.Unlock()
+	for _, nc := range conns {
+		nc.Close()
+	}
+}
+
+// trackingListener remembers accepted sockets so faults can cut them.
+type trackingListener struct {
+	net.Listener
+	c *Coordinator
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: nc, c: l.c}
+	l.c.mu.Lock()
+	l.c.conns[nc.RemoteAddr().String()] = tc
+	l.c.mu.Unlock()
+	return tc, nil
+}
+
+type trackedConn struct {
+	net.Conn
+	c    *Coordinator
+	once sync.Once
+}
+
+func (t *trackedConn) Close() error {
+	t.once.Do(func() {
+		t.c.mu.Lock()
+		delete(t.c.conns, t.RemoteAddr().String())
+		t.c.mu.Unlock()
+	})
+	return t.Conn.Close()
+}
+
+func (c *Coordinator) conn(s *wire.Session) net.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conns[s.RemoteAddr.String()]
+}
+
+// errDropped answers a request whose connection the fault has cut; nobody
+// reads the answer.
+var errDropped = errors.New("fakecoord: connection cut by an injected fault")
+
+// gate records the request, applies its fault and enforces authentication.
+func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestHeader) error {
+	r := Request{ConnID: s.ConnID, APIKey: h.APIKey, RequestID: h.RequestID, Principal: s.Principal()}
+	c.mu.Lock()
+	c.requests = append(c.requests, r)
+	f, hasFault := c.faults[h.APIKey]
+	c.mu.Unlock()
+	if hasFault {
+		if f.Entered != nil {
+			select {
+			case f.Entered <- r:
+			default:
+			}
+		}
+		if f.Hold != nil {
+			select {
+			case <-f.Hold:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if f.ServerFailure {
+			if nc := c.conn(s); nc != nil {
+				nc.Write(wire.AppendServerFailure(nil, flusserr.UnknownServerError, "fakecoord: injected server failure"))
+				nc.Close()
+			}
+			return errDropped
+		}
+		if f.Disconnect {
+			if nc := c.conn(s); nc != nil {
+				nc.Close()
+			}
+			return errDropped
+		}
+		if f.Err != nil {
+			return f.Err
+		}
+	}
+	if len(c.cfg.Users) > 0 && h.APIKey != KeyAPIVersions && h.APIKey != KeyAuthenticate && !s.Authenticated() {
+		return flusserr.New(flusserr.AuthenticateException,
+			"The connection has not completed authentication yet.")
+	}
+	return nil
+}
+
+func (c *Coordinator) versions() []*messages.PbApiVersion {
+	keys := []int16{KeyAPIVersions, KeyListDatabases, KeyDatabaseExists, KeyGetTableInfo,
+		KeyGetMetadata, KeyAuthenticate, KeyRegister, KeyGet, KeyDelete}
+	var out []*messages.PbApiVersion
+	for _, k := range keys {
+		r := [2]int32{0, 0}
+		if k == KeyGetTableInfo {
+			r = [2]int32{0, 1}
+		}
+		if v, ok := c.cfg.Versions[k]; ok {
+			r = v
+		}
+		out = append(out, &messages.PbApiVersion{
+			ApiKey: proto.Int32(int32(k)), MinVersion: proto.Int32(r[0]), MaxVersion: proto.Int32(r[1]),
+		})
+	}
+	return out
+}
+
+func (c *Coordinator) mux() *wire.Mux {
+	api := func(key int16, name string, newReq func() proto.Message, h wire.Handler) wire.API {
+		max := int16(0)
+		if v, ok := c.cfg.Versions[key]; ok {
+			max = int16(v[1])
+		}
+		return wire.API{Key: key, Name: name, MaxVersion: max, NewRequest: newReq, Handle: h}
+	}
+	return wire.NewMux(
+		api(KeyAPIVersions, "API_VERSIONS", func() proto.Message { return &messages.ApiVersionsRequest{} },
+			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+				return &messages.ApiVersionsResponse{ApiVersions: c.versions(), ServerType: proto.Int32(ServerTypeCoordinator)}, nil
+			}),
+		api(KeyGetMetadata, "GET_METADATA", func() proto.Message { return &messages.MetadataRequest{} },
+			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+				return c.Metadata(), nil
+			}),
+		api(KeyAuthenticate, "AUTHENTICATE", func() proto.Message { return &messages.AuthenticateRequest{} }, c.authenticate),
+		api(KeyRegister, "REGISTER_PRODUCER_OFFSETS", func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
+			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+				return &messages.RegisterProducerOffsetsResponse{Result: proto.Int32(1)}, nil
+			}),
+		api(KeyGet, "GET_PRODUCER_OFFSETS", func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
+			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+				return &messages.GetProducerOffsetsResponse{ProducerId: proto.String(UpstreamProducerID), ExpirationTime: proto.Int64(1)}, nil
+			}),
+		api(KeyDelete, "DELETE_PRODUCER_OFFSETS", func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
+			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+				return &messages.DeleteProducerOffsetsResponse{}, nil
+			}),
+	)
+}
+
+// Metadata is the fake's GET_METADATA answer: itself as coordinator, and a
+// tablet server with node id NodeID+100 at port 1 (never dialled by tests).
+func (c *Coordinator) Metadata() *messages.MetadataResponse {
+	return &messages.MetadataResponse{
+		CoordinatorServer: &messages.PbServerNode{
+			NodeId: proto.Int32(c.cfg.NodeID), Host: proto.String("127.0.0.1"), Port: proto.Int32(c.port),
+			Listeners: proto.String("CLIENT://" + c.addr),
+		},
+		TabletServers: []*messages.PbServerNode{{
+			NodeId: proto.Int32(c.cfg.NodeID + 100), Host: proto.String("127.0.0.1"), Port: proto.Int32(1),
+			Listeners: proto.String("CLIENT://127.0.0.1:1"), Rack: proto.String("rack-a"),
+		}},
+	}
+}
+
+// authenticate implements SASL PLAIN for a fake with users, and the
+// PLAINTEXT mismatch answer otherwise.
+func (c *Coordinator) authenticate(_ context.Context, s *wire.Session, req proto.Message) (proto.Message, error) {
+	r := req.(*messages.AuthenticateRequest)
+	if len(c.cfg.Users) == 0 {
+		return nil, flusserr.New(flusserr.AuthenticateException,
+			"Authenticate protocol not match: protocol of server is 'PLAINTEXT' while protocol of client is '"+r.GetProtocol()+"'")
+	}
+	if r.GetProtocol() != "PLAIN" {
+		return nil, flusserr.New(flusserr.AuthenticateException,
+			"SASL server enables [PLAIN] while protocol of client is '"+r.GetProtocol()+"'")
+	}
+	if s.Authenticated() {
+		return &messages.AuthenticateResponse{}, nil
+	}
+	user, pass, err := ParsePlain(r.GetToken())
+	if err != nil {
+		return nil, flusserr.New(flusserr.AuthenticateException, err.Error())
+	}
+	want, ok := c.cfg.Users[user]
+	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(pass)) != 1 {
+		return nil, flusserr.New(flusserr.AuthenticateException, "Authentication failed: Invalid username or password")
+	}
+	s.SetIdentity(user, true)
+	return &messages.AuthenticateResponse{Challenge: []byte{}}, nil
+}
+
+// ParsePlain splits a SASL PLAIN token "authzid\0user\0password". A
+// non-empty authzid must equal the user.
+func ParsePlain(token []byte) (user, password string, err error) {
+	parts := make([][]byte, 0, 3)
+	start := 0
+	for i, b := range token {
+		if b == 0 {
+			parts = append(parts, token[start:i])
+			start = i + 1
+		}
+	}
+	parts = append(parts, token[start:])
+	if len(parts) != 3 {
+		return "", "", fmt.Errorf("invalid SASL/PLAIN token: expected 3 NUL-separated parts, found %d", len(parts))
+	}
+	authz, u, p := string(parts[0]), string(parts[1]), string(parts[2])
+	if u == "" {
+		return "", "", errors.New("invalid SASL/PLAIN token: empty user name")
+	}
+	if authz != "" && authz != u {
+		return "", "", errors.New("invalid SASL/PLAIN token: authorization id differs from the user name")
+	}
+	return u, p, nil
+}
+
+// echo answers the opaque admin keys with their request body, and any other
+// key with UNSUPPORTED_VERSION (a real server would drop it silently, which
+// would only hang a test).
+func (c *Coordinator) echo(_ context.Context, _ *wire.Session, h wire.RequestHeader, body []byte) (wire.Response, error) {
+	switch h.APIKey {
+	case KeyListDatabases, KeyDatabaseExists, KeyGetTableInfo:
+		return wire.Response{Type: wire.ResponseSuccess, Body: body}, nil
+	}
+	return wire.Response{}, flusserr.New(flusserr.UnsupportedVersion,
+		"fakecoord does not serve api key "+strconv.Itoa(int(h.APIKey)))
+}

@@ -1,0 +1,182 @@
+package fakecoord
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+func start(t *testing.T, cfg Config) *Coordinator {
+	t.Helper()
+	c, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func dial(t *testing.T, addr string) (*wire.Client, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	cl, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl, ctx
+}
+
+func TestPlaintextServes(t *testing.T) {
+	c := start(t, Config{NodeID: 7})
+	cl, ctx := dial(t, c.Addr())
+	v, err := cl.Handshake(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.GetServerType() != ServerTypeCoordinator || len(v.GetApiVersions()) != 9 {
+		t.Fatalf("api versions %v", v)
+	}
+	var md messages.MetadataResponse
+	if err := cl.Call(ctx, KeyGetMetadata, 0, nil, &md); err != nil {
+		t.Fatal(err)
+	}
+	if md.GetCoordinatorServer().GetNodeId() != 7 || md.GetCoordinatorServer().GetPort() != c.Port() {
+		t.Fatalf("metadata %v", &md)
+	}
+	r, err := cl.CallRaw(ctx, KeyGetTableInfo, 1, []byte{1, 2, 3})
+	if err != nil || r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, []byte{1, 2, 3}) {
+		t.Fatalf("echo %+v %v", r, err)
+	}
+	var get messages.GetProducerOffsetsResponse
+	if err := cl.Call(ctx, KeyGet, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("x")}, &get); err != nil {
+		t.Fatal(err)
+	}
+	if get.GetProducerId() != UpstreamProducerID {
+		t.Fatalf("get %v", &get)
+	}
+	err = cl.Call(ctx, KeyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte{}}, nil)
+	if fe, ok := flusserr.From(err); !ok || fe.Code != flusserr.AuthenticateException {
+		t.Fatalf("authenticate on plaintext: %v", err)
+	}
+	if n := len(c.RequestsFor(KeyGetTableInfo)); n != 1 {
+		t.Fatalf("recorded %d GET_TABLE_INFO", n)
+	}
+}
+
+func TestSASL(t *testing.T) {
+	c := start(t, Config{Users: map[string]string{"alice": "secret"}})
+	tests := []struct {
+		name     string
+		token    string
+		wantCode flusserr.Code
+	}{
+		{"wrong password", "\x00alice\x00nope", flusserr.AuthenticateException},
+		{"unknown user", "\x00bob\x00secret", flusserr.AuthenticateException},
+		{"malformed", "alice", flusserr.AuthenticateException},
+		{"ok", "\x00alice\x00secret", flusserr.None},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cl, ctx := dial(t, c.Addr())
+			if _, err := cl.Handshake(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Before authentication only 1000 and 1038 are served.
+			_, err := cl.CallRaw(ctx, KeyListDatabases, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cl.Call(ctx, KeyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte(tt.token)}, nil)
+			if tt.wantCode != flusserr.None {
+				if fe, ok := flusserr.From(err); !ok || fe.Code != tt.wantCode {
+					t.Fatalf("got %v, want code %d", err, tt.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := cl.CallRaw(ctx, KeyListDatabases, 0, []byte{9})
+			if err != nil || r.Type != wire.ResponseSuccess {
+				t.Fatalf("after auth: %+v %v", r, err)
+			}
+			reqs := c.RequestsFor(KeyListDatabases)
+			if last := reqs[len(reqs)-1]; last.Principal != "alice" {
+				t.Fatalf("principal %q", last.Principal)
+			}
+		})
+	}
+}
+
+func TestFaults(t *testing.T) {
+	c := start(t, Config{})
+	cl, ctx := dial(t, c.Addr())
+
+	c.Inject(KeyDatabaseExists, Fault{Err: flusserr.New(flusserr.NotCoordinatorLeader, "")})
+	r, err := cl.CallRaw(ctx, KeyDatabaseExists, 0, nil)
+	if err != nil || r.Type != wire.ResponseError {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if fe, _ := flusserr.From(r.Err()); fe.Code != flusserr.NotCoordinatorLeader {
+		t.Fatalf("code %v", r.Err())
+	}
+	c.Clear(KeyDatabaseExists)
+
+	hold := make(chan struct{})
+	entered := make(chan Request, 1)
+	c.Inject(KeyGetTableInfo, Fault{Hold: hold, Entered: entered})
+	res := make(chan wire.Response, 1)
+	go func() {
+		r, _ := cl.CallRaw(ctx, KeyGetTableInfo, 0, []byte("held"))
+		res <- r
+	}()
+	<-entered
+	// Another request passes the held one.
+	if r, err := cl.CallRaw(ctx, KeyListDatabases, 0, []byte("x")); err != nil || string(r.Body) != "x" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	close(hold)
+	if r := <-res; string(r.Body) != "held" {
+		t.Fatalf("held answer %+v", r)
+	}
+
+	c.Inject(KeyListDatabases, Fault{Disconnect: true})
+	if _, err := cl.CallRaw(ctx, KeyListDatabases, 0, nil); err == nil {
+		t.Fatal("call on a cut connection succeeded")
+	}
+
+	c.Clear(KeyListDatabases)
+	cl2, ctx2 := dial(t, c.Addr())
+	c.Inject(KeyListDatabases, Fault{ServerFailure: true})
+	_, err = cl2.CallRaw(ctx2, KeyListDatabases, 0, nil)
+	if _, ok := err.(*wire.ServerFailureError); !ok {
+		t.Fatalf("want a server failure, got %v", err)
+	}
+}
+
+func FuzzParsePlain(f *testing.F) {
+	f.Add([]byte("\x00alice\x00secret"))
+	f.Add([]byte("alice\x00alice\x00"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, token []byte) {
+		u, p, err := ParsePlain(token)
+		if err != nil {
+			return
+		}
+		if u == "" {
+			t.Fatal("empty user accepted")
+		}
+		if !bytes.HasSuffix(token, []byte(u+"\x00"+p)) {
+			t.Fatalf("user %q password %q not in token %q", u, p, token)
+		}
+	})
+}

@@ -1,0 +1,148 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
+	"github.com/fluss-sidecar/fluss-sidecar/proxy"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+const (
+	benchConns       = 64
+	benchReqsPerConn = 400
+)
+
+// benchMix is the request mix of one connection, cycled: opaque admin
+// calls of a few sizes and GET_METADATA, all answered by the fake.
+var benchMix = []struct {
+	key  int16
+	body []byte
+}{
+	{fakecoord.KeyListDatabases, make([]byte, 64)},
+	{fakecoord.KeyGetTableInfo, make([]byte, 512)},
+	{fakecoord.KeyDatabaseExists, make([]byte, 16)},
+	{proxy.KeyGetMetadata, nil},
+}
+
+type benchResult struct {
+	reqs      int
+	elapsed   time.Duration
+	latencies []time.Duration
+}
+
+func (r benchResult) rate() float64 { return float64(r.reqs) / r.elapsed.Seconds() }
+
+func (r benchResult) pct(p float64) time.Duration {
+	return r.latencies[int(p*float64(len(r.latencies)-1))]
+}
+
+// runLoad opens benchConns connections to addr and sends benchReqsPerConn
+// requests on each, depth at a time, all connections at once.
+func runLoad(b *testing.B, addr string, depth int) benchResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clients := make([]*wire.Client, benchConns)
+	for i := range clients {
+		c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Handshake(ctx); err != nil {
+			b.Fatal(err)
+		}
+		clients[i] = c
+	}
+	lat := make([][]time.Duration, benchConns*depth)
+	errs := make(chan error, benchConns*depth)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range benchConns * depth {
+		c := clients[w%benchConns]
+		i := w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := make([]time.Duration, 0, benchReqsPerConn/depth)
+			for n := range benchReqsPerConn / depth {
+				m := benchMix[(i+n)%len(benchMix)]
+				t0 := time.Now()
+				r, err := c.CallRaw(ctx, m.key, 0, m.body)
+				if err != nil || r.Type != wire.ResponseSuccess {
+					errs <- fmt.Errorf("api key %d: %v %v", m.key, err, r.Err())
+					return
+				}
+				l = append(l, time.Since(t0))
+			}
+			lat[i] = l
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	res := benchResult{reqs: benchConns * depth * (benchReqsPerConn / depth), elapsed: elapsed}
+	for _, l := range lat {
+		res.latencies = append(res.latencies, l...)
+	}
+	slices.Sort(res.latencies)
+	return res
+}
+
+// BenchmarkForwardingOverhead sends the same request mix at 64 concurrent
+// connections, one request in flight on each, straight to a fake
+// coordinator and through the proxy, in alternating rounds within one run,
+// and reports proxied/direct ratios of throughput and latency. Run it with:
+//
+//	go test ./proxy -run '^$' -bench ForwardingOverhead -benchtime 3x
+func BenchmarkForwardingOverhead(b *testing.B) { benchForwarding(b, 1) }
+
+// BenchmarkForwardingOverheadPipelined is the same with 8 requests in
+// flight on each connection, as a pipelining Fluss client sends them.
+func BenchmarkForwardingOverheadPipelined(b *testing.B) { benchForwarding(b, 8) }
+
+func benchForwarding(b *testing.B, depth int) {
+	fake, err := fakecoord.Start(fakecoord.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fake.Close()
+	ln := listener(b)
+	serveProxy(b, ln, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Logger: hclog.NewNullLogger()}, wire.ServerConfig{})
+
+	var direct, proxied benchResult
+	merge := func(into *benchResult, r benchResult) {
+		into.reqs += r.reqs
+		into.elapsed += r.elapsed
+		into.latencies = append(into.latencies, r.latencies...)
+	}
+	runLoad(b, fake.Addr(), depth) // warm-up, not counted
+	runLoad(b, ln.Addr().String(), depth)
+	b.ResetTimer()
+	for range b.N {
+		merge(&direct, runLoad(b, fake.Addr(), depth))
+		merge(&proxied, runLoad(b, ln.Addr().String(), depth))
+	}
+	b.StopTimer()
+	slices.Sort(direct.latencies)
+	slices.Sort(proxied.latencies)
+	ratio := proxied.rate() / direct.rate()
+	b.ReportMetric(direct.rate(), "direct-req/s")
+	b.ReportMetric(proxied.rate(), "proxied-req/s")
+	b.ReportMetric(ratio, "throughput-ratio")
+	b.ReportMetric(float64(proxied.pct(0.5))/float64(direct.pct(0.5)), "p50-ratio")
+	b.ReportMetric(float64(proxied.pct(0.99))/float64(direct.pct(0.99)), "p99-ratio")
+	b.Logf("%d connections x %d in flight, %d requests per mode: direct %.0f req/s, proxied %.0f req/s, ratio %.2f; p50 direct %v proxied %v; p99 direct %v proxied %v",
+		benchConns, depth, direct.reqs, direct.rate(), proxied.rate(), ratio,
+		direct.pct(0.5), proxied.pct(0.5), direct.pct(0.99), proxied.pct(0.99))
+}

@@ -1,0 +1,62 @@
+// Package proxy is the sidecar's proxy mode: it sits on a Fluss
+// coordinator's client-facing address, answers the producer-offsets APIs
+// (1053-1055) itself and streams every other request to the real
+// coordinator, so unchanged clients get producer offsets from any cluster.
+//
+// # Behaviour
+//
+//   - One upstream connection per client connection, opened on the first
+//     request that needs it (usually the client's API_VERSIONS). Forwarded
+//     requests are not decoded: the 8-byte header is parsed, the body is
+//     copied as bytes, the request id is replaced by the upstream
+//     connection's own counter, and the upstream's SUCCESS or ERROR answer
+//     goes back byte-identical except for the request id, in whatever order
+//     it arrives.
+//   - API_VERSIONS (1000) is answered with the upstream's list merged with
+//     the locally served keys (the local range wins) and the upstream's
+//     server_type. GET_METADATA (1012) is always forwarded, and rewritten
+//     only when Config.RewriteMetadata is set (see RewriteMetadata).
+//   - The first error on the upstream side (dial failure, disconnect,
+//     SERVER_FAILURE, a refused login) closes the upstream connection;
+//     every forwarded request in flight, and any forwarded later on that
+//     client connection, is answered ERROR NETWORK_EXCEPTION (code 1,
+//     retriable) with a message naming the cause (a refused login passes
+//     the coordinator's own code on). The client connection is then closed
+//     once all of its requests in flight, local ones included, have been
+//     answered, so the client reconnects (to the current leader). When the
+//     client connection closes, its upstream connection is closed.
+//   - Local requests run on their own goroutines (wire.Server), so a slow
+//     upstream never delays them.
+//   - With Config.UpstreamCredentials, the upstream connection logs in with
+//     SASL PLAIN as the client's user (after API_VERSIONS, before the first
+//     forwarded request), so the coordinator's own authorization applies to
+//     everything forwarded. Without it nothing is sent: PLAINTEXT passes
+//     through.
+//   - The upstream is a StaticUpstream (sidecar.upstream.address) or a
+//     *ZKDiscovery following /coordinators/active and picking one listener
+//     (sidecar.upstream.listener-name). It is asked when each upstream
+//     connection opens: after a leader change new client connections go to
+//     the new leader while existing ones keep theirs until it fails. An
+//     upstream that resolves to one of Config.SelfAddrs is refused.
+//
+// # Plugging it in
+//
+//	disc, _ := proxy.NewZKDiscovery(proxy.ZKDiscoveryConfig{ZK: zc, ListenerName: "FLUSS", Logger: log})
+//	go disc.Run(ctx)                     // or: Upstream: proxy.StaticUpstream("10.0.0.5:9124")
+//	p, err := proxy.New(proxy.Config{
+//		Upstream:  disc,
+//		Local:     sc.Mux(),             // the sidecar's APIs; 1000 and 1012 in it are ignored
+//		SelfAddrs: []string{"0.0.0.0:9123", "sidecar.example:9123"}, // bind + advertised
+//		UpstreamCredentials: creds,      // only on a SASL listener; nil on PLAINTEXT
+//		Logger:    log,
+//	})
+//	srv := wire.NewServer(p.ServerConfig(wire.ServerConfig{Gate: securityGate, ListenerName: "FLUSS", ...}))
+//
+// ServerConfig sets Mux (Local without GET_METADATA, plus the proxy's
+// API_VERSIONS) and RawFallback, and keeps the rest of the base config. The
+// security layer stays in front: its Gate runs before forwarding, and its
+// AUTHENTICATE handler must be in Local (on a SASL listener) so that the
+// client authenticates against the sidecar; creds then returns that user's
+// name and password from the session. The proxy relies on wire.Server
+// passing the connection's context to handlers.
+package proxy

@@ -1,0 +1,259 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// linkKey keys a client connection's *link in wire.Session.Attrs.
+type linkKey struct{}
+
+// upstreamConn is one open connection to the coordinator. Request ids are
+// remapped by its wire.Client: each forwarded request gets the client's
+// next id, and the client's pending map (upstream id -> waiting request,
+// which holds the client's own id) matches answers in any order.
+type upstreamConn struct {
+	addr     string
+	client   *wire.Client
+	versions *messages.ApiVersionsResponse
+}
+
+// link is the upstream side of one client connection. It opens the
+// upstream connection once, on the first request that needs it, and fails
+// for good at the first error; the client connection is then closed once
+// its requests in flight have been answered.
+type link struct {
+	p       *Proxy
+	sess    *wire.Session
+	connCtx context.Context // ends when the client connection closes
+
+	mu      sync.Mutex
+	opening chan struct{} // closed when the open attempt has finished
+	up      *upstreamConn
+	err     error // set once: why the link is unusable
+
+	authMu   sync.Mutex
+	authed   atomic.Bool
+	authUser string // written before authed is set
+}
+
+// errClientGone ends a link whose client connection has closed.
+var errClientGone = errors.New("the client connection closed")
+
+// linkOf returns the session's link, creating it on first use. ctx must be
+// the connection's context, which wire.Server passes to handlers.
+func (p *Proxy) linkOf(ctx context.Context, s *wire.Session) *link {
+	if v, ok := s.Attrs.Load(linkKey{}); ok {
+		return v.(*link)
+	}
+	l := &link{p: p, sess: s, connCtx: ctx}
+	v, loaded := s.Attrs.LoadOrStore(linkKey{}, l)
+	if !loaded {
+		context.AfterFunc(ctx, l.close)
+	}
+	return v.(*link)
+}
+
+// ready returns the open upstream connection, opening it if needed.
+func (l *link) ready(ctx context.Context) (*upstreamConn, error) {
+	l.mu.Lock()
+	if l.err != nil {
+		err := l.err
+		l.mu.Unlock()
+		return nil, err
+	}
+	if l.up != nil {
+		up := l.up
+		l.mu.Unlock()
+		return up, nil
+	}
+	if l.opening == nil {
+		l.opening = make(chan struct{})
+		l.mu.Unlock()
+		l.open()
+		l.mu.Lock()
+	}
+	ch := l.opening
+	l.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return nil, networkError("%v", errClientGone)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return nil, l.err
+	}
+	return l.up, nil
+}
+
+// open dials the upstream and exchanges API_VERSIONS, then records the
+// connection or the failure and wakes the waiters.
+func (l *link) open() {
+	up, err := l.dial()
+	l.mu.Lock()
+	switch {
+	case err == nil && l.err == nil:
+		l.up = up
+	case err == nil: // the client left meanwhile
+		up.client.Close()
+	case l.err == nil:
+		l.err = err
+	}
+	close(l.opening)
+	failed := l.up == nil
+	l.mu.Unlock()
+	if failed {
+		if err != nil && l.connCtx.Err() == nil {
+			l.p.log.Warn("cannot open the upstream connection; closing the client connection",
+				"conn", l.sess.ConnID, "error", err)
+		}
+		l.sess.CloseWhenIdle()
+		return
+	}
+	l.p.log.Debug("upstream connection open", "conn", l.sess.ConnID, "upstream", up.addr)
+	go func() {
+		select {
+		case <-up.client.Done():
+			l.fail(up, up.client.Err())
+		case <-l.connCtx.Done():
+		}
+	}()
+}
+
+func (l *link) dial() (*upstreamConn, error) {
+	p := l.p
+	ctx, cancel := context.WithTimeout(l.connCtx, p.cfg.ConnectTimeout)
+	defer cancel()
+	addr, err := p.cfg.Upstream.Current(ctx)
+	if err != nil {
+		return nil, networkError("The proxy has no upstream coordinator to forward to: %v", err)
+	}
+	if p.self.isSelf(ctx, addr) {
+		p.log.Error("the upstream coordinator address is this sidecar itself; refusing to forward",
+			"conn", l.sess.ConnID, "upstream", addr)
+		return nil, networkError("The upstream coordinator address %s is this sidecar itself; the proxy refuses to forward to it. "+
+			"Point sidecar.upstream.address or sidecar.upstream.listener-name at the coordinator's own listener.", addr)
+	}
+	nc, err := p.cfg.Dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, networkError("The proxy cannot connect to the upstream coordinator at %s: %v", addr, err)
+	}
+	client := wire.NewClient(nc, wire.ClientOptions{MaxFrameSize: p.cfg.MaxResponseSize})
+	versions, err := client.Handshake(ctx)
+	if err != nil {
+		client.Close()
+		return nil, networkError("API_VERSIONS to the upstream coordinator at %s failed: %v", addr, err)
+	}
+	return &upstreamConn{addr: addr, client: client, versions: versions}, nil
+}
+
+// authenticate logs the upstream connection in as the session's user, once,
+// when Config.UpstreamCredentials is set.
+func (l *link) authenticate(ctx context.Context, up *upstreamConn) error {
+	creds := l.p.cfg.UpstreamCredentials
+	if creds == nil {
+		return nil
+	}
+	user, password, ok := creds(l.sess)
+	if !ok {
+		return flusserr.New(flusserr.AuthenticateException,
+			"The connection has not completed authentication yet, so the proxy cannot authenticate to the coordinator on its behalf.")
+	}
+	if l.authed.Load() {
+		return l.checkUser(user)
+	}
+	l.authMu.Lock()
+	defer l.authMu.Unlock()
+	if l.authed.Load() {
+		return l.checkUser(user)
+	}
+	token := make([]byte, 0, 2+len(user)+len(password))
+	token = append(append(append(append(token, 0), user...), 0), password...)
+	actx, cancel := context.WithTimeout(ctx, l.p.cfg.ConnectTimeout)
+	defer cancel()
+	err := up.client.Call(actx, KeyAuthenticate, 0, &messages.AuthenticateRequest{
+		Protocol: proto.String("PLAIN"), Token: token,
+	}, &messages.AuthenticateResponse{})
+	if fe, isAPI := flusserr.From(err); isAPI && err != nil {
+		// The coordinator rejected the user: tell the client why, and end
+		// both connections as a Fluss server's failed handshake does.
+		l.p.log.Warn("the upstream coordinator rejected the client's user", "conn", l.sess.ConnID,
+			"principal", user, "error", err)
+		l.failWith(up, fe)
+		return fe
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return networkError("%v", errClientGone)
+		}
+		return l.fail(up, err)
+	}
+	l.authUser = user
+	l.authed.Store(true)
+	return nil
+}
+
+func (l *link) checkUser(user string) error {
+	if user != l.authUser {
+		return flusserr.New(flusserr.AuthenticateException,
+			"The connection's user changed after the proxy authenticated to the coordinator as another user.")
+	}
+	return nil
+}
+
+// fail ends the link after an upstream failure (cause) and returns the
+// error every forwarded request of this connection now gets.
+func (l *link) fail(up *upstreamConn, cause error) error {
+	var sf *wire.ServerFailureError
+	var err *flusserr.Error
+	if errors.As(cause, &sf) {
+		err = networkError("The upstream coordinator at %s failed the connection (%s, code %d): %s",
+			up.addr, sf.Code.Name(), int32(sf.Code), sf.Message)
+	} else {
+		err = networkError("The connection from the proxy to the upstream coordinator at %s was lost: %v", up.addr, cause)
+	}
+	return l.failWith(up, err)
+}
+
+func (l *link) failWith(up *upstreamConn, err error) error {
+	l.mu.Lock()
+	first := l.err == nil
+	if first {
+		l.err = err
+	}
+	err = l.err
+	l.mu.Unlock()
+	if !first {
+		return err
+	}
+	if l.connCtx.Err() == nil {
+		l.p.log.Warn("upstream connection failed; failing its requests and closing the client connection",
+			"conn", l.sess.ConnID, "upstream", up.addr, "error", err)
+	}
+	up.client.Close()
+	l.sess.CloseWhenIdle()
+	return err
+}
+
+// close ends the link when the client connection closes.
+func (l *link) close() {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = networkError("%v", errClientGone)
+	}
+	up := l.up
+	l.mu.Unlock()
+	if up != nil {
+		up.client.Close()
+	}
+}

@@ -1,0 +1,247 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// Api keys the proxy treats specially (wire.md §5).
+const (
+	KeyAPIVersions  int16 = 1000
+	KeyGetMetadata  int16 = 1012
+	KeyAuthenticate int16 = 1038
+)
+
+// DefaultConnectTimeout bounds dialling the upstream plus its API_VERSIONS
+// and AUTHENTICATE round trips.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Config configures a Proxy.
+type Config struct {
+	// Upstream says where the coordinator is: StaticUpstream or a
+	// *ZKDiscovery. Required.
+	Upstream UpstreamSource
+	// Local holds the APIs the sidecar answers itself (producer offsets and,
+	// on a SASL listener, AUTHENTICATE). Its API_VERSIONS (1000) and
+	// GET_METADATA (1012) are not used: the proxy answers API_VERSIONS with
+	// the merged list and forwards GET_METADATA.
+	Local *wire.Mux
+	// SelfAddrs are this sidecar's own host:port addresses (bind and
+	// advertised). An upstream that resolves to one of them is refused.
+	SelfAddrs []string
+	// RewriteMetadata, if set, replaces the coordinator address in forwarded
+	// GET_METADATA answers. Nil forwards them unchanged (recommended).
+	RewriteMetadata *RewriteRule
+	// UpstreamCredentials, if set, makes every upstream connection
+	// authenticate with SASL PLAIN as the session's user before it forwards
+	// anything; ok=false fails forwarded requests with
+	// AUTHENTICATE_EXCEPTION. Nil forwards without authenticating
+	// (PLAINTEXT).
+	UpstreamCredentials func(*wire.Session) (user, password string, ok bool)
+	// Dial opens upstream connections. Default: a net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Lookup resolves host names for the self check. Default:
+	// net.DefaultResolver.LookupHost.
+	Lookup LookupFunc
+	// ConnectTimeout bounds opening one upstream connection. Default
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// MaxResponseSize bounds upstream response frames, length field
+	// included. Default math.MaxInt32, like the Java client.
+	MaxResponseSize int32
+	// Logger is the parent logger; the proxy logs to its "proxy"
+	// sub-logger.
+	Logger hclog.Logger
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Upstream == nil {
+		errs = append(errs, errors.New("an upstream source is required"))
+	}
+	if c.RewriteMetadata != nil {
+		if err := c.RewriteMetadata.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.ConnectTimeout < 0 {
+		errs = append(errs, fmt.Errorf("ConnectTimeout %v is negative", c.ConnectTimeout))
+	}
+	if c.MaxResponseSize < 0 {
+		errs = append(errs, fmt.Errorf("MaxResponseSize %d is negative", c.MaxResponseSize))
+	}
+	for _, a := range c.SelfAddrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			errs = append(errs, fmt.Errorf("self address %q: %w", a, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("proxy: invalid Config: %w", err)
+	}
+	return nil
+}
+
+// Proxy serves a client connection by answering the Local APIs itself and
+// streaming every other request to the upstream coordinator over one
+// upstream connection per client connection.
+type Proxy struct {
+	cfg   Config
+	log   hclog.Logger
+	mux   *wire.Mux
+	local map[int16]wire.API // keys answered here, API_VERSIONS included
+	self  selfCheck
+}
+
+// New builds a proxy.
+func New(cfg Config) (*Proxy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Dial == nil {
+		var d net.Dialer
+		cfg.Dial = d.DialContext
+	}
+	if cfg.Lookup == nil {
+		cfg.Lookup = net.DefaultResolver.LookupHost
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.MaxResponseSize == 0 {
+		cfg.MaxResponseSize = math.MaxInt32
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	p := &Proxy{
+		cfg:   cfg,
+		log:   cfg.Logger.Named("proxy"),
+		local: make(map[int16]wire.API),
+		self:  selfCheck{self: cfg.SelfAddrs, lookup: cfg.Lookup, localIPs: defaultLocalIPs},
+	}
+	apis := []wire.API{p.apiVersions()}
+	for _, a := range cfg.Local.Versions() {
+		if a.Key == KeyAPIVersions || a.Key == KeyGetMetadata {
+			continue
+		}
+		apis = append(apis, a)
+	}
+	p.mux = wire.NewMux(apis...)
+	for _, a := range p.mux.Versions() {
+		p.local[a.Key] = a
+	}
+	return p, nil
+}
+
+// Mux returns the locally answered APIs: Local without GET_METADATA, and
+// the proxy's own API_VERSIONS.
+func (p *Proxy) Mux() *wire.Mux { return p.mux }
+
+// RawFallback forwards every request the Mux does not hold.
+func (p *Proxy) RawFallback() wire.RawFallbackFunc { return p.forward }
+
+// ServerConfig returns base with the proxy's Mux and RawFallback set (and
+// Fallback cleared); Gate, limits, logger and listener name stay as given.
+func (p *Proxy) ServerConfig(base wire.ServerConfig) wire.ServerConfig {
+	base.Mux = p.mux
+	base.Fallback = nil
+	base.RawFallback = p.forward
+	return base
+}
+
+// networkError is what a client sees when its upstream connection is gone:
+// NETWORK_EXCEPTION, which Fluss clients treat as retriable.
+func networkError(format string, args ...any) *flusserr.Error {
+	return flusserr.Newf(flusserr.NetworkException, format, args...)
+}
+
+// forward streams one request to the upstream and returns its answer.
+func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHeader, body []byte) (wire.Response, error) {
+	l := p.linkOf(ctx, s)
+	up, err := l.ready(ctx)
+	if err != nil {
+		return wire.Response{}, err
+	}
+	if err := l.authenticate(ctx, up); err != nil {
+		return wire.Response{}, err
+	}
+	r, err := up.client.CallRaw(ctx, h.APIKey, h.APIVersion, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			// The client is gone; nobody reads this answer.
+			return wire.Response{}, networkError("%v", errClientGone)
+		}
+		return wire.Response{}, l.fail(up, err)
+	}
+	if h.APIKey == KeyGetMetadata && r.Type == wire.ResponseSuccess && p.cfg.RewriteMetadata != nil {
+		rule := p.cfg.RewriteMetadata
+		out, err := RewriteMetadata(r.Body, rule.Host, rule.Port)
+		if err != nil {
+			p.log.Warn("cannot rewrite the upstream's metadata", "conn", s.ConnID, "request_id", h.RequestID, "error", err)
+			return wire.Response{}, flusserr.Newf(flusserr.UnknownServerError,
+				"The proxy could not rewrite the coordinator's GET_METADATA answer: %v", err)
+		}
+		r.Body = out
+	}
+	return r, nil
+}
+
+// apiVersions answers API_VERSIONS with the upstream's list merged with the
+// locally served keys (whose ranges win) and the upstream's server_type.
+func (p *Proxy) apiVersions() wire.API {
+	return wire.API{
+		Key: KeyAPIVersions, Name: "API_VERSIONS", MinVersion: 0, MaxVersion: 0,
+		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
+		Handle: func(ctx context.Context, s *wire.Session, _ proto.Message) (proto.Message, error) {
+			up, err := p.linkOf(ctx, s).ready(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return MergeAPIVersions(up.versions, p.mux.Versions()), nil
+		},
+	}
+}
+
+// MergeAPIVersions returns upstream's answer with the ranges of local in
+// place of the upstream's for the keys both have, plus local keys the
+// upstream lacks, sorted by key. server_type and unknown fields of upstream
+// are kept. upstream is not modified.
+func MergeAPIVersions(upstream *messages.ApiVersionsResponse, local []wire.API) *messages.ApiVersionsResponse {
+	out := proto.Clone(upstream).(*messages.ApiVersionsResponse)
+	byKey := make(map[int32]*messages.PbApiVersion, len(out.ApiVersions)+len(local))
+	var keys []int32
+	for _, v := range out.ApiVersions {
+		if _, dup := byKey[v.GetApiKey()]; !dup {
+			keys = append(keys, v.GetApiKey())
+		}
+		byKey[v.GetApiKey()] = v
+	}
+	for _, a := range local {
+		k := int32(a.Key)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = &messages.PbApiVersion{
+			ApiKey: proto.Int32(k), MinVersion: proto.Int32(int32(a.MinVersion)), MaxVersion: proto.Int32(int32(a.MaxVersion)),
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	out.ApiVersions = out.ApiVersions[:0]
+	for _, k := range keys {
+		out.ApiVersions = append(out.ApiVersions, byKey[k])
+	}
+	return out
+}

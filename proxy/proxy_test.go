@@ -1,0 +1,394 @@
+package proxy_test
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/proxy"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+var apiVersionsReq = messages.ApiVersionsRequest{
+	ClientSoftwareName: proto.String("fluss"), ClientSoftwareVersion: proto.String("0.1.0"),
+}
+
+func registerReq(id string) *messages.RegisterProducerOffsetsRequest {
+	return &messages.RegisterProducerOffsetsRequest{
+		ProducerId: proto.String(id),
+		TableOffsets: []*messages.PbProducerTableOffsets{{
+			TableId: proto.Int64(100),
+			BucketOffsets: []*messages.PbBucketOffset{
+				{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(42)},
+			},
+		}},
+	}
+}
+
+// setup is a proxy in front of a fake coordinator, with the real sidecar
+// registry (real ZooKeeper) as its local APIs.
+type setup struct {
+	fake  *fakecoord.Coordinator
+	local *realLocal
+	addr  string
+	p     *proxy.Proxy
+}
+
+func newSetup(t *testing.T, fcfg fakecoord.Config, mod func(*proxy.Config)) *setup {
+	t.Helper()
+	fake := startFake(t, fcfg)
+	ln := listener(t)
+	tcp := ln.Addr().(*net.TCPAddr)
+	local := newRealLocal(t, config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: tcp.Port})
+	cfg := proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: local.mux}
+	if mod != nil {
+		mod(&cfg)
+	}
+	p := serveProxy(t, ln, cfg, wire.ServerConfig{ListenerName: "FLUSS"})
+	return &setup{fake: fake, local: local, addr: ln.Addr().String(), p: p}
+}
+
+func decode(t *testing.T, r wire.Response, m proto.Message) {
+	t.Helper()
+	if r.Type != wire.ResponseSuccess {
+		t.Fatalf("request %d: %v %v", r.RequestID, r.Type, r.Err())
+	}
+	if err := proto.Unmarshal(r.Body, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantCode(t *testing.T, r wire.Response, code flusserr.Code, msgPart string) {
+	t.Helper()
+	if r.Type != wire.ResponseError {
+		t.Fatalf("request %d: got %v, want ERROR %d", r.RequestID, r.Type, code)
+	}
+	fe, ok := flusserr.From(r.Err())
+	if !ok || fe.Code != code || !strings.Contains(fe.Message, msgPart) {
+		t.Fatalf("request %d: got %v, want code %d with %q", r.RequestID, r.Err(), code, msgPart)
+	}
+}
+
+// TestMixedPipeline sends forwarded and local requests on one connection
+// with a forwarded one held upstream, so the answers come out of order; each
+// id gets exactly its own answer.
+func TestMixedPipeline(t *testing.T) {
+	s := newSetup(t, fakecoord.Config{}, nil)
+	hold := make(chan struct{})
+	entered := make(chan fakecoord.Request, 1)
+	s.fake.Inject(fakecoord.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
+
+	c := dialRaw(t, s.addr)
+	c.handshake()
+	const heldID = int32(-7)
+	heldBody := []byte("\x0a\x03db1\x12\x02t1 opaque bytes never decoded \xff\x00")
+	c.sendRaw(fakecoord.KeyGetTableInfo, 1, heldID, heldBody)
+	<-entered
+
+	echoBodies := map[int32][]byte{
+		2147483647: []byte("list databases"),
+		5:          {},
+		6:          []byte{0x0a, 0x02, 'd', 'b'},
+	}
+	c.sendRaw(fakecoord.KeyListDatabases, 0, 2147483647, echoBodies[2147483647])
+	c.send(fakecoord.KeyRegister, 0, 3, registerReq("job-mixed"))
+	c.send(fakecoord.KeyGet, 0, 4, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-other")})
+	c.sendRaw(fakecoord.KeyDatabaseExists, 0, 5, echoBodies[5])
+	c.sendRaw(fakecoord.KeyGetTableInfo, 0, 6, nil) // held too
+	c.send(fakecoord.KeyGetMetadata, 0, 7, &messages.MetadataRequest{})
+	<-entered
+
+	got := c.readN(5)
+	for _, id := range []int32{2147483647, 5} {
+		if r := got[id]; r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, echoBodies[id]) {
+			t.Fatalf("request %d: %v body %x, want the upstream's echo %x", id, r.Type, r.Body, echoBodies[id])
+		}
+	}
+	var reg messages.RegisterProducerOffsetsResponse
+	decode(t, got[3], &reg)
+	if reg.Result == nil || reg.GetResult() != 0 {
+		t.Fatalf("register answered %v: want CREATED from the sidecar (the fake always says 1)", &reg)
+	}
+	var get messages.GetProducerOffsetsResponse
+	decode(t, got[4], &get)
+	if get.ProducerId != nil {
+		t.Fatalf("get answered %v: want not-found from the sidecar, not %q from upstream", &get, fakecoord.UpstreamProducerID)
+	}
+	var md messages.MetadataResponse
+	decode(t, got[7], &md)
+	if md.GetCoordinatorServer().GetPort() != s.fake.Port() {
+		t.Fatalf("metadata %v was not the upstream's", &md)
+	}
+	// The snapshot really is in ZooKeeper.
+	if data, _, err := s.local.zc.Get(ctxT(t), "/producers/job-mixed"); err != nil || len(data) == 0 {
+		t.Fatalf("producer znode: %q %v", data, err)
+	}
+
+	close(hold)
+	rest := c.readN(2)
+	if r := rest[heldID]; r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, heldBody) {
+		t.Fatalf("held request: %v %x", r.Type, r.Body)
+	}
+	if r := rest[6]; r.Type != wire.ResponseSuccess || len(r.Body) != 0 {
+		t.Fatalf("second held request: %v %x", r.Type, r.Body)
+	}
+
+	// The sidecar, not the upstream, served 1053-1055, and nothing was sent
+	// to authenticate on this PLAINTEXT setup.
+	for _, k := range []int16{fakecoord.KeyRegister, fakecoord.KeyGet, fakecoord.KeyDelete, proxy.KeyAuthenticate} {
+		if n := len(s.fake.RequestsFor(k)); n != 0 {
+			t.Errorf("upstream saw %d requests of api key %d", n, k)
+		}
+	}
+	// One upstream connection carried everything, with its own request ids.
+	conns := map[uint64]bool{}
+	for _, r := range s.fake.Requests() {
+		conns[r.ConnID] = true
+		if r.RequestID == heldID || r.RequestID == 2147483647 {
+			t.Errorf("upstream saw the client's request id %d; ids must be remapped", r.RequestID)
+		}
+	}
+	if len(conns) != 1 {
+		t.Errorf("upstream saw %d connections, want 1", len(conns))
+	}
+}
+
+// TestSlowUpstreamDoesNotDelayLocal holds a forwarded request upstream and
+// gets a producer-offsets answer (real ZooKeeper) on the same connection
+// before it.
+func TestSlowUpstreamDoesNotDelayLocal(t *testing.T) {
+	s := newSetup(t, fakecoord.Config{}, nil)
+	hold := make(chan struct{})
+	entered := make(chan fakecoord.Request, 1)
+	s.fake.Inject(fakecoord.KeyListDatabases, fakecoord.Fault{Hold: hold, Entered: entered})
+	c := dialRaw(t, s.addr)
+	c.handshake()
+	c.sendRaw(fakecoord.KeyListDatabases, 0, 1, []byte("slow"))
+	<-entered
+	c.send(fakecoord.KeyRegister, 0, 2, registerReq("job-fast"))
+	c.send(fakecoord.KeyGet, 0, 3, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-fast")})
+	first := c.readN(2)
+	if _, ok := first[1]; ok {
+		t.Fatal("the held request was answered before it was released")
+	}
+	var reg messages.RegisterProducerOffsetsResponse
+	decode(t, first[2], &reg)
+	if reg.GetResult() != 0 {
+		t.Fatalf("register: %v", &reg)
+	}
+	close(hold)
+	if r := c.read(); r.RequestID != 1 || string(r.Body) != "slow" {
+		t.Fatalf("held answer: %+v", r)
+	}
+}
+
+func TestUpstreamFailureFailsInFlight(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault fakecoord.Fault
+		msg   string
+	}{
+		{"disconnect", fakecoord.Fault{Disconnect: true}, "was lost"},
+		{"server failure", fakecoord.Fault{ServerFailure: true}, "failed the connection (UNKNOWN_SERVER_ERROR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSetup(t, fakecoord.Config{}, nil)
+			other := dialRaw(t, s.addr)
+			other.handshake()
+
+			hold := make(chan struct{})
+			defer close(hold)
+			entered := make(chan fakecoord.Request, 2)
+			s.fake.Inject(fakecoord.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
+			c := dialRaw(t, s.addr)
+			c.handshake()
+			c.sendRaw(fakecoord.KeyGetTableInfo, 0, 10, nil)
+			c.sendRaw(fakecoord.KeyGetTableInfo, 0, 11, nil)
+			<-entered
+			<-entered
+			s.fake.Inject(fakecoord.KeyDatabaseExists, tt.fault)
+			c.sendRaw(fakecoord.KeyDatabaseExists, 0, 12, nil)
+			got := c.readN(3)
+			for _, id := range []int32{10, 11, 12} {
+				wantCode(t, got[id], flusserr.NetworkException, tt.msg)
+			}
+			c.expectClosed()
+
+			// Other connections are untouched.
+			s.fake.Clear(fakecoord.KeyDatabaseExists)
+			other.sendRaw(fakecoord.KeyDatabaseExists, 0, 1, []byte("still here"))
+			if r := other.read(); r.Type != wire.ResponseSuccess || string(r.Body) != "still here" {
+				t.Fatalf("other connection: %v %v", r.Type, r.Err())
+			}
+			// And new ones open a fresh upstream connection.
+			fresh := dialRaw(t, s.addr)
+			fresh.handshake()
+			fresh.send(fakecoord.KeyRegister, 0, 1, registerReq("job-after"))
+			var reg messages.RegisterProducerOffsetsResponse
+			decode(t, fresh.read(), &reg)
+		})
+	}
+}
+
+func TestUpstreamUnreachable(t *testing.T) {
+	dead := listener(t)
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	ln := listener(t)
+	local := newRealLocal(t, config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 1})
+	serveProxy(t, ln, proxy.Config{Upstream: proxy.StaticUpstream(deadAddr), Local: local.mux}, wire.ServerConfig{})
+	c := dialRaw(t, ln.Addr().String())
+	c.send(proxy.KeyAPIVersions, 0, 0, &apiVersionsReq)
+	wantCode(t, c.read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
+	c.expectClosed()
+}
+
+func TestRefusesToForwardToItself(t *testing.T) {
+	tests := []struct {
+		name     string
+		upstream func(port string) string
+		self     func(port string) []string
+	}{
+		{"same address", func(p string) string { return "127.0.0.1:" + p }, nil},
+		{"localhost", func(p string) string { return "localhost:" + p }, nil},
+		{"bound on all addresses", func(p string) string { return "127.0.0.1:" + p }, func(p string) []string { return []string{"0.0.0.0:" + p} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ln := listener(t)
+			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			local := newRealLocal(t, config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 1})
+			cfg := proxy.Config{Upstream: proxy.StaticUpstream(tt.upstream(port)), Local: local.mux}
+			if tt.self != nil {
+				cfg.SelfAddrs = tt.self(port)
+			}
+			serveProxy(t, ln, cfg, wire.ServerConfig{})
+			c := dialRaw(t, ln.Addr().String())
+			c.sendRaw(fakecoord.KeyListDatabases, 0, 9, nil)
+			wantCode(t, c.read(), flusserr.NetworkException, "is this sidecar itself")
+			c.expectClosed()
+		})
+	}
+}
+
+func TestAPIVersionsMerge(t *testing.T) {
+	s := newSetup(t, fakecoord.Config{Versions: map[int16][2]int32{
+		proxy.KeyAPIVersions:      {0, 3},
+		proxy.KeyGetMetadata:      {0, 2},
+		proxy.KeyAuthenticate:     {0, 4},
+		fakecoord.KeyRegister:     {0, 5},
+		fakecoord.KeyGetTableInfo: {1, 3},
+	}}, nil)
+	cl, err := wire.Dial(ctxT(t), s.addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	v, err := cl.Handshake(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int32][2]int32{}
+	var order []int32
+	for _, a := range v.GetApiVersions() {
+		got[a.GetApiKey()] = [2]int32{a.GetMinVersion(), a.GetMaxVersion()}
+		order = append(order, a.GetApiKey())
+	}
+	want := map[int32][2]int32{
+		1000: {0, 0}, // answered by the proxy
+		1003: {0, 0}, 1004: {0, 0},
+		1007: {1, 3}, // upstream only
+		1012: {0, 2}, // forwarded: the upstream's range
+		1038: {0, 0}, // local AUTHENTICATE wins
+		1053: {0, 0}, 1054: {0, 0}, 1055: {0, 0},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got keys %v, want %v", got, want)
+	}
+	for k, r := range want {
+		if got[k] != r {
+			t.Errorf("key %d: got %v, want %v", k, got[k], r)
+		}
+	}
+	for i := 1; i < len(order); i++ {
+		if order[i-1] >= order[i] {
+			t.Fatalf("keys not sorted: %v", order)
+		}
+	}
+	if v.ServerType == nil || v.GetServerType() != fakecoord.ServerTypeCoordinator {
+		t.Fatalf("server_type %v, want the upstream's 1", v.ServerType)
+	}
+}
+
+func TestMergeAPIVersions(t *testing.T) {
+	local := []wire.API{{Key: 1053, MaxVersion: 0}, {Key: 1099, MinVersion: 1, MaxVersion: 2}}
+	pv := func(k, lo, hi int32) *messages.PbApiVersion {
+		return &messages.PbApiVersion{ApiKey: proto.Int32(k), MinVersion: proto.Int32(lo), MaxVersion: proto.Int32(hi)}
+	}
+	tests := []struct {
+		name     string
+		upstream *messages.ApiVersionsResponse
+		want     *messages.ApiVersionsResponse
+	}{
+		{
+			name:     "no server_type stays absent",
+			upstream: &messages.ApiVersionsResponse{ApiVersions: []*messages.PbApiVersion{pv(1012, 0, 0)}},
+			want:     &messages.ApiVersionsResponse{ApiVersions: []*messages.PbApiVersion{pv(1012, 0, 0), pv(1053, 0, 0), pv(1099, 1, 2)}},
+		},
+		{
+			name: "local range wins, server_type kept",
+			upstream: &messages.ApiVersionsResponse{ServerType: proto.Int32(1),
+				ApiVersions: []*messages.PbApiVersion{pv(1053, 0, 7), pv(1001, 0, 0)}},
+			want: &messages.ApiVersionsResponse{ServerType: proto.Int32(1),
+				ApiVersions: []*messages.PbApiVersion{pv(1001, 0, 0), pv(1053, 0, 0), pv(1099, 1, 2)}},
+		},
+		{
+			name:     "empty upstream",
+			upstream: &messages.ApiVersionsResponse{},
+			want:     &messages.ApiVersionsResponse{ApiVersions: []*messages.PbApiVersion{pv(1053, 0, 0), pv(1099, 1, 2)}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := proto.Clone(tt.upstream)
+			got := proxy.MergeAPIVersions(tt.upstream, local)
+			if !proto.Equal(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			if !proto.Equal(before, tt.upstream) {
+				t.Fatal("the upstream answer was modified")
+			}
+		})
+	}
+}
+
+func TestMetadataRewriteThroughProxy(t *testing.T) {
+	rule := &proxy.RewriteRule{Host: "sidecar.example", Port: 19123}
+	s := newSetup(t, fakecoord.Config{NodeID: 3}, func(c *proxy.Config) { c.RewriteMetadata = rule })
+	c := dialRaw(t, s.addr)
+	c.handshake()
+	c.send(proxy.KeyGetMetadata, 0, 1, &messages.MetadataRequest{})
+	var md messages.MetadataResponse
+	decode(t, c.read(), &md)
+	want := s.fake.Metadata()
+	want.CoordinatorServer.Host = proto.String(rule.Host)
+	want.CoordinatorServer.Port = proto.Int32(rule.Port)
+	if !proto.Equal(&md, want) {
+		t.Fatalf("got %v, want %v", &md, want)
+	}
+	// An ERROR answer to GET_METADATA passes through unchanged.
+	s.fake.Inject(proxy.KeyGetMetadata, fakecoord.Fault{Err: flusserr.New(flusserr.NotCoordinatorLeader, "not the leader")})
+	c.send(proxy.KeyGetMetadata, 0, 2, &messages.MetadataRequest{})
+	r := c.read()
+	if r.Type != wire.ResponseError || !bytes.Equal(r.Body, wire.AppendErrorResponse(nil, flusserr.NotCoordinatorLeader, "not the leader")) {
+		t.Fatalf("error answer changed: %v %x", r.Type, r.Body)
+	}
+}
