@@ -18,6 +18,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz/tables"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -148,8 +149,15 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
+	var upstream proxy.UpstreamSource
+	if s.Mode == ModeProxy {
+		upstream, err = a.startUpstream(runCtx, s, zc, log)
+		if err != nil {
+			return nil, err
+		}
+	}
 	for i, ln := range a.listeners {
-		srv := wire.NewServer(wire.ServerConfig{
+		base := wire.ServerConfig{
 			Mux:                sc.Mux(),
 			Logger:             log,
 			MaxFrameSize:       int32(s.MaxRequestSize),
@@ -160,7 +168,14 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			ListenerName:       a.addrs[i].Name,
 			Gate:               authn.Gate,
 			OnConnect:          authn.OnConnect,
-		})
+		}
+		if upstream != nil {
+			base, err = proxyServerConfig(base, s, sc, upstream, a.addrs, advertised[i], authn.Protocol(a.addrs[i].Name), log)
+			if err != nil {
+				return nil, err
+			}
+		}
+		srv := wire.NewServer(base)
 		a.servers = append(a.servers, srv)
 		a.wg.Add(1)
 		go func(ln net.Listener) {
@@ -170,7 +185,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			}
 		}(ln)
 		log.Info("serving", "listener", a.addrs[i].Name, "addr", ln.Addr().String(),
-			"security_protocol", authn.Protocol(a.addrs[i].Name))
+			"security_protocol", authn.Protocol(a.addrs[i].Name), "mode", s.Mode)
 	}
 	a.wg.Add(1)
 	go func() {

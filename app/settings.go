@@ -47,6 +47,21 @@ type Settings struct {
 	// security.acl.principal.ignore-case, sidecar.authentication.timeout,
 	// sidecar.authorization.require-table-for-empty.
 	Security authz.Settings
+
+	// Mode is sidecar.mode: "standalone" serves only the sidecar's APIs;
+	// "proxy" also streams every other API to the cluster's coordinator.
+	Mode string
+	// UpstreamAddress is sidecar.upstream.address, the coordinator's real
+	// client listener. When empty in proxy mode, the active coordinator is
+	// found in ZooKeeper (/coordinators/active) and followed.
+	UpstreamAddress string
+	// UpstreamListenerName is sidecar.upstream.listener-name: which of the
+	// active coordinator's listeners to forward to (empty: the first).
+	UpstreamListenerName string
+	// RewriteMetadata is sidecar.proxy.rewrite-metadata: replace the
+	// coordinator's address in forwarded GET_METADATA answers by the
+	// sidecar's (see docs/proxy.md for why advertising is preferred).
+	RewriteMetadata bool
 }
 
 // Key names, for messages and docs.
@@ -62,6 +77,16 @@ const (
 	KeyCleanupInterval     = "coordinator.producer-offsets.cleanup-interval"
 	KeyMaxRequestSize      = "netty.server.max-request-size"
 	KeyIdleTimeout         = "netty.connection.max-idle-time"
+)
+
+// Proxy mode keys and values.
+const (
+	KeyMode                 = "sidecar.mode"
+	KeyUpstreamAddress      = "sidecar.upstream.address"
+	KeyUpstreamListenerName = "sidecar.upstream.listener-name"
+	KeyRewriteMetadata      = "sidecar.proxy.rewrite-metadata"
+	ModeStandalone          = "standalone"
+	ModeProxy               = "proxy"
 )
 
 // DefaultListeners is used when bind.listeners is not set.
@@ -149,6 +174,18 @@ func FromConfig(c *config.Config) (Settings, error) {
 	}
 	s.Security, err = authz.SettingsFromConfig(c, names)
 	add(err)
+
+	s.Mode = strings.ToLower(c.String(KeyMode, ModeStandalone))
+	switch s.Mode {
+	case ModeStandalone:
+	case ModeProxy:
+		s.UpstreamAddress = c.String(KeyUpstreamAddress, "")
+		s.UpstreamListenerName = c.String(KeyUpstreamListenerName, "")
+		s.RewriteMetadata, err = c.Bool(KeyRewriteMetadata, false)
+		add(err)
+	default:
+		add(fmt.Errorf("%s: %q is neither %q nor %q", KeyMode, s.Mode, ModeStandalone, ModeProxy))
+	}
 	return s, errors.Join(errs...)
 }
 
