@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -20,27 +21,9 @@ import (
 
 func startProxyApp(t *testing.T, root string, kv map[string]string) *app.App {
 	t.Helper()
-	c := config.New()
-	c.Set("bind.listeners", "FLUSS://127.0.0.1:0")
-	c.Set("zookeeper.address", sharedZK)
-	c.Set("zookeeper.path.root", root)
-	c.Set("remote.data.dir", "file://"+t.TempDir())
-	c.Set("sidecar.mode", "proxy")
-	for k, v := range kv {
-		c.Set(k, v)
-	}
-	s, err := app.FromConfig(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := app.Start(ctx, s, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	kv["sidecar.mode"] = "proxy"
+	kv["zookeeper.path.root"] = root
+	return apptest.Start(t, sharedZK, kv)
 }
 
 func dialProxy(t *testing.T, addr string) *wire.Client {

@@ -16,6 +16,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -75,15 +76,7 @@ super.users: User:root
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := app.FromConfig(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Start(ctxT(t), s, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := apptest.StartConfig(t, c, app.Options{})
 	sec := &secured{app: a, zc: zc}
 	for _, l := range a.Addrs() {
 		switch l.Name {

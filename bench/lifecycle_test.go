@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
-	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
@@ -162,25 +162,9 @@ func twoTables() []*messages.PbProducerTableOffsets {
 	}
 }
 
-func startApp(b testing.TB) *app.App {
-	b.Helper()
-	cfg := config.New()
-	cfg.Set("bind.listeners", "FLUSS://127.0.0.1:0")
-	cfg.Set("zookeeper.address", zkAddr)
-	cfg.Set("zookeeper.path.root", zktest.UniqueRoot())
-	cfg.Set("remote.data.dir", "file://"+b.TempDir())
-	s, err := app.FromConfig(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := app.Start(ctx, s, app.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { a.Close() })
-	return a
+func startApp(tb testing.TB) *app.App {
+	tb.Helper()
+	return apptest.Start(tb, zkAddr, nil)
 }
 
 // TestLifecyclesWork keeps the benchmarked code paths honest in `make

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
-	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -37,12 +37,7 @@ const (
 func startReferenceSidecar(t *testing.T) string {
 	t.Helper()
 	zks := zktest.StartT(t)
-	c := config.New()
-	c.Set("bind.listeners", "FLUSS://127.0.0.1:0")
-	c.Set("advertised.listeners", refAdvertised)
-	c.Set("zookeeper.address", zks.Addr)
-	c.Set("zookeeper.path.root", zktest.UniqueRoot())
-	c.Set("remote.data.dir", filepath.Join(t.TempDir(), "remote"))
+	c := apptest.Config(t, zks.Addr, map[string]string{"advertised.listeners": refAdvertised})
 	s, err := app.FromConfig(c)
 	if err != nil {
 		t.Fatal(err)
@@ -50,13 +45,7 @@ func startReferenceSidecar(t *testing.T) string {
 	if s.ProducerOffsetsTTL != 24*time.Hour || s.NodeID != 0 {
 		t.Fatalf("the defaults changed (ttl %v, node id %d): the reference vectors assume 24h and 0", s.ProducerOffsetsTTL, s.NodeID)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	a, err := app.Start(ctx, s, app.Options{Now: func() time.Time { return time.UnixMilli(refNowMillis) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := apptest.StartConfig(t, c, app.Options{Now: func() time.Time { return time.UnixMilli(refNowMillis) }})
 	return a.Addr()
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
@@ -37,20 +37,10 @@ coordinator.producer-offsets.ttl: 1 h
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := app.FromConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
+	if s, err := app.FromConfig(cfg); err != nil || s.ProducerOffsetsTTL != time.Hour {
+		t.Fatalf("ttl from YAML: %v %v", s.ProducerOffsetsTTL, err)
 	}
-	if s.ProducerOffsetsTTL != time.Hour {
-		t.Fatalf("ttl from YAML: %v", s.ProducerOffsetsTTL)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := app.Start(ctx, s, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := apptest.StartConfig(t, cfg, app.Options{})
 	return a, filepath.Join(dir, "remote")
 }
 

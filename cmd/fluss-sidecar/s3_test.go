@@ -1,17 +1,16 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
@@ -39,17 +38,7 @@ func TestS3RemoteDataDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := app.FromConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	a, err := app.Start(ctx, s, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := apptest.StartConfig(t, cfg, app.Options{})
 
 	out, code, stderr := cli(t, "offsets", "register", "--bootstrap", a.Addr(), "--producer-id", "s3-job", "--offset", "7:0=5", "--offset", "7:2=9")
 	if code != 0 || out["result"] != "CREATED" {
