@@ -265,6 +265,47 @@ func TestRustQuirksPlaintext(t *testing.T) {
 	}
 }
 
+// TestRustQuirksSASL covers the Rust client on a SASL listener (wire.md
+// §8): after PLAIN succeeds with an empty challenge, it sends one more
+// AUTHENTICATE whose token is that challenge. The sidecar must answer it
+// and keep the login.
+func TestRustQuirksSASL(t *testing.T) {
+	zks := zktest.StartT(t)
+	a := apptest.Start(t, zks.Addr, map[string]string{
+		"security.protocol.map":           "FLUSS:SASL",
+		"security.sasl.plain.jaas.config": `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_rust="rust-pw";`,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := wire.Dial(ctx, a.Addr(), wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Handshake(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := proto.Marshal(&messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte("\x00rust\x00rust-pw")})
+	r, err := c.CallRaw(ctx, 1038, 0, first)
+	if err != nil || r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, []byte{0x0a, 0x00}) {
+		t.Fatalf("PLAIN login: want SUCCESS with challenge 0A 00, got %+v %v", r, err)
+	}
+	var challenge messages.AuthenticateResponse
+	if err := proto.Unmarshal(r.Body, &challenge); err != nil || challenge.Challenge == nil {
+		t.Fatalf("challenge: %v", err)
+	}
+	second, _ := proto.Marshal(&messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: challenge.Challenge})
+	r, err = c.CallRaw(ctx, 1038, 0, second)
+	if err != nil || r.Type != wire.ResponseSuccess {
+		t.Fatalf("the second AUTHENTICATE must succeed: %+v %v", r, err)
+	}
+	var resp messages.RegisterProducerOffsetsResponse
+	err = c.Call(ctx, 1053, 0, &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("rust-sasl")}, &resp)
+	if err != nil || resp.Result == nil || resp.GetResult() != 0 {
+		t.Fatalf("register after the second AUTHENTICATE: %v %v", &resp, err)
+	}
+}
+
 // findTools returns what the foreign clients need, installing the Debian
 // packages through scripts/install-deps.sh when something is missing.
 func findTools(t *testing.T) {
