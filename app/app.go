@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -107,7 +108,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		bound.Port = ln.Addr().(*net.TCPAddr).Port
 		a.addrs = append(a.addrs, bound)
 	}
-	advertised := advertisedListeners(a.addrs, s.AdvertisedListeners)
+	advertised := advertisedListeners(a.addrs, s.AdvertisedListeners, log)
 	sec := s.Security
 	authn, err := authz.NewAuthenticator(authz.AuthConfig{Listeners: sec.Listeners, Timeout: sec.AuthTimeout, Logger: log})
 	if err != nil {
@@ -198,8 +199,10 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 
 // advertisedListeners pairs every bound listener with its advertised
 // address: the advertised.listeners entry of the same name, or the bound
-// address itself.
-func advertisedListeners(bound, advertised []config.Listener) []config.Listener {
+// address itself. A wildcard bind address without an advertised entry is
+// announced as this machine's host name, which clients elsewhere can reach
+// (unlike a loopback address); set advertised.listeners to choose.
+func advertisedListeners(bound, advertised []config.Listener, log hclog.Logger) []config.Listener {
 	out := make([]config.Listener, 0, len(bound))
 	for _, b := range bound {
 		l := b
@@ -209,7 +212,13 @@ func advertisedListeners(bound, advertised []config.Listener) []config.Listener 
 			}
 		}
 		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
-			l.Host = "127.0.0.1"
+			host, err := os.Hostname()
+			if err != nil || host == "" {
+				host = "localhost"
+			}
+			log.Warn("listener binds a wildcard address and has no advertised.listeners entry; announcing the host name",
+				"listener", l.Name, "host", host)
+			l.Host = host
 		}
 		out = append(out, l)
 	}
