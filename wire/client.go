@@ -3,12 +3,15 @@ package wire
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -48,14 +51,29 @@ type Client struct {
 	nc       net.Conn
 	maxFrame int32
 	nextID   atomic.Int32
-	writeCh  chan []byte
+	w        *sockWriter
 	wg       sync.WaitGroup
 
 	mu      sync.Mutex
-	pending map[int32]chan Response
+	pending map[int32]pendingCall
 	err     error
 	done    chan struct{}
 }
+
+// pendingCall is one request waiting for its answer: either a caller
+// blocked in CallRaw (ch) or a Send callback (fn, with its tag).
+type pendingCall struct {
+	ch  chan Response
+	fn  SendFunc
+	tag int64
+}
+
+// SendFunc receives the answer to a request written by Client.Send: the
+// SUCCESS or ERROR response (err nil), or the error that ended the
+// connection first. tag is the value given to Send. It runs on the client's
+// reader goroutine, or on the goroutine that ends the connection, so it
+// must not block and must not call Client.Close.
+type SendFunc func(tag int64, r Response, err error)
 
 // Dial connects to addr over TCP and starts the client's reader and writer.
 func Dial(ctx context.Context, addr string, opts ClientOptions) (*Client, error) {
@@ -80,13 +98,16 @@ func NewClient(nc net.Conn, opts ClientOptions) *Client {
 	c := &Client{
 		nc:       nc,
 		maxFrame: maxFrame,
-		writeCh:  make(chan []byte, 64),
-		pending:  make(map[int32]chan Response),
+		pending:  make(map[int32]pendingCall),
 		done:     make(chan struct{}),
 	}
+	c.w = newSockWriter(nc, 0, c.done, func(err error) { c.fail(fmt.Errorf("wire: write: %w", err)) })
 	c.wg.Add(2)
 	go c.readLoop()
-	go c.writeLoop()
+	go func() {
+		defer c.wg.Done()
+		c.w.run()
+	}()
 	return c
 }
 
@@ -120,29 +141,14 @@ func (c *Client) Call(ctx context.Context, apiKey, apiVersion int16, req, resp p
 // CallRaw sends body unchanged and returns the SUCCESS or ERROR response
 // that answers it. The error is non-nil only when no answer arrived.
 func (c *Client) CallRaw(ctx context.Context, apiKey, apiVersion int16, body []byte) (Response, error) {
-	id := c.nextID.Add(1) - 1
 	ch := make(chan Response, 1)
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
+	id, err := c.register(pendingCall{ch: ch})
+	if err != nil {
 		return Response{}, err
 	}
-	if _, busy := c.pending[id]; busy {
-		c.mu.Unlock()
-		return Response{}, fmt.Errorf("wire: request id %d is still in flight", id)
-	}
-	c.pending[id] = ch
-	c.mu.Unlock()
-
-	frame := AppendRequest(nil, RequestHeader{APIKey: apiKey, APIVersion: apiVersion, RequestID: id}, body)
-	select {
-	case c.writeCh <- frame:
-	case <-ctx.Done():
+	if err := c.write(apiKey, apiVersion, id, body); err != nil {
 		c.forget(id)
-		return Response{}, ctx.Err()
-	case <-c.done:
-		return Response{}, c.Err()
+		return Response{}, err
 	}
 	select {
 	case r := <-ch:
@@ -161,15 +167,64 @@ func (c *Client) CallRaw(ctx context.Context, apiKey, apiVersion int16, body []b
 	}
 }
 
+// Send writes a request with body unchanged and returns without waiting:
+// fn is called exactly once with the answer, or with the error that ended
+// the connection before an answer arrived, and is given tag unchanged. If
+// Send returns an error, the request was not sent and fn is never called.
+// Send never waits for the peer to read, so it may be called from a
+// goroutine that must not block, such as a proxy's reader.
+func (c *Client) Send(apiKey, apiVersion int16, body []byte, tag int64, fn SendFunc) error {
+	id, err := c.register(pendingCall{fn: fn, tag: tag})
+	if err != nil {
+		return err
+	}
+	if err := c.write(apiKey, apiVersion, id, body); err != nil {
+		c.mu.Lock()
+		_, stillPending := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if !stillPending {
+			// The connection failed meanwhile and fn has been (or is
+			// being) called with that failure.
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// register takes the next request id for call.
+func (c *Client) register(call pendingCall) (int32, error) {
+	id := c.nextID.Add(1) - 1
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, c.err
+	}
+	if _, busy := c.pending[id]; busy {
+		return 0, fmt.Errorf("wire: request id %d is still in flight", id)
+	}
+	c.pending[id] = call
+	return id, nil
+}
+
+// write queues one request frame; the body is copied, not kept.
+func (c *Client) write(apiKey, apiVersion int16, id int32, body []byte) error {
+	if len(body) > math.MaxInt32-requestHeaderSize {
+		return fmt.Errorf("wire: request body of %d bytes is too large for a frame", len(body))
+	}
+	var hdr [lengthFieldSize + requestHeaderSize]byte
+	binary.BigEndian.PutUint32(hdr[0:4], uint32(requestHeaderSize+len(body)))
+	binary.BigEndian.PutUint16(hdr[4:6], uint16(apiKey))
+	binary.BigEndian.PutUint16(hdr[6:8], uint16(apiVersion))
+	binary.BigEndian.PutUint32(hdr[8:12], uint32(id))
+	return c.w.write(hdr[:], body)
+}
+
 // SendRawFrame writes b to the connection as is, through the client's
 // writer. It is for tests that send malformed frames.
 func (c *Client) SendRawFrame(b []byte) error {
-	select {
-	case c.writeCh <- append([]byte(nil), b...):
-		return nil
-	case <-c.done:
-		return c.Err()
-	}
+	return c.w.write(b)
 }
 
 // Handshake sends API_VERSIONS v0 the way the Java client does and returns
@@ -212,16 +267,27 @@ func (c *Client) forget(id int32) {
 	c.mu.Unlock()
 }
 
-// fail ends the connection with err; the first error wins.
+// fail ends the connection with err; the first error wins. Requests sent
+// with Send get err through their callbacks.
 func (c *Client) fail(err error) {
+	var calls []pendingCall
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
+		for _, p := range c.pending {
+			if p.fn != nil {
+				calls = append(calls, p)
+			}
+		}
 		c.pending = nil
 		close(c.done)
 	}
+	err = c.err
 	c.mu.Unlock()
 	c.nc.Close()
+	for _, p := range calls {
+		p.fn(p.tag, Response{}, err)
+	}
 }
 
 func (c *Client) readLoop() {
@@ -247,33 +313,164 @@ func (c *Client) readLoop() {
 			return
 		}
 		c.mu.Lock()
-		ch, ok := c.pending[r.RequestID]
+		p, ok := c.pending[r.RequestID]
 		delete(c.pending, r.RequestID)
 		c.mu.Unlock()
-		if ok {
-			ch <- r // buffered; each id is delivered at most once
+		switch {
+		case !ok:
+		case p.fn != nil:
+			p.fn(p.tag, r, nil)
+		default:
+			p.ch <- r // buffered; each id is delivered at most once
 		}
 	}
 }
 
-func (c *Client) writeLoop() {
-	defer c.wg.Done()
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+// sockWriter is the only writer of one socket: whole frames are queued and
+// never interleave. The goroutine that finds the socket idle writes the
+// queue itself without blocking (one write system call when the socket has
+// room, no hand-off); whatever the socket cannot take at once, and whatever
+// is queued meanwhile, is written by run, the writer's own goroutine. So
+// write never waits for the peer to read.
+type sockWriter struct {
+	nc      net.Conn
+	raw     syscall.RawConn // nil: every write goes through run
+	timeout time.Duration   // bounds one blocking write; 0: none
+	stop    <-chan struct{} // ends run
+	onFail  func(error)
+
+	mu    sync.Mutex
+	idle  sync.Cond // signalled when busy turns false
+	buf   []byte    // queued bytes nobody is writing yet
+	spare []byte    // an empty buffer to queue into next
+	rest  []byte    // what an inline write left for run
+	busy  bool      // a goroutine owns the socket's write side
+	err   error
+	kick  chan struct{}
+}
+
+// maxSpare bounds the buffer a sockWriter keeps for reuse.
+const maxSpare = 1 << 20
+
+func newSockWriter(nc net.Conn, timeout time.Duration, stop <-chan struct{}, onFail func(error)) *sockWriter {
+	w := &sockWriter{nc: nc, raw: rawConnOf(nc), timeout: timeout, stop: stop, onFail: onFail, kick: make(chan struct{}, 1)}
+	w.idle.L = &w.mu
+	return w
+}
+
+// write queues the concatenation of parts as one unit and starts writing it
+// if nobody is. It copies parts and returns the writer's error, if any.
+func (w *sockWriter) write(parts ...[]byte) error {
+	w.mu.Lock()
+	if w.err != nil {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	for _, p := range parts {
+		w.buf = append(w.buf, p...)
+	}
+	if w.busy {
+		w.mu.Unlock()
+		return nil
+	}
+	w.busy = true
+	b := w.buf
+	w.buf, w.spare = w.spare[:0], nil
+	w.mu.Unlock()
+
+	n := 0
+	if w.raw != nil {
+		var err error
+		if n, err = tryWrite(w.raw, b); err != nil {
+			w.failWith(err)
+			return nil
+		}
+	}
+	w.mu.Lock()
+	if n == len(b) {
+		if cap(b) <= maxSpare {
+			w.spare = b[:0]
+		}
+		if len(w.buf) == 0 {
+			w.busy = false
+			w.idle.Broadcast()
+			w.mu.Unlock()
+			return nil
+		}
+	} else {
+		w.rest = b[n:]
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// run writes, blocking, what write left: the rest of an inline write and
+// everything queued until the queue is empty. It returns when stop is
+// closed or a write fails.
+func (w *sockWriter) run() {
 	for {
 		select {
-		case f := <-c.writeCh:
-			if _, err := bw.Write(f); err != nil {
-				c.fail(fmt.Errorf("wire: write: %w", err))
-				return
-			}
-			if len(c.writeCh) == 0 {
-				if err := bw.Flush(); err != nil {
-					c.fail(fmt.Errorf("wire: write: %w", err))
+		case <-w.kick:
+		case <-w.stop:
+			return
+		}
+		w.mu.Lock()
+		b := w.rest
+		w.rest = nil
+		w.mu.Unlock()
+		for {
+			if len(b) > 0 {
+				if w.timeout > 0 {
+					w.nc.SetWriteDeadline(time.Now().Add(w.timeout))
+				}
+				if _, err := w.nc.Write(b); err != nil {
+					w.failWith(err)
 					return
 				}
 			}
-		case <-c.done:
-			return
+			w.mu.Lock()
+			if cap(b) <= maxSpare && cap(b) > cap(w.spare) {
+				w.spare = b[:0]
+			}
+			if len(w.buf) == 0 {
+				w.busy = false
+				w.idle.Broadcast()
+				w.mu.Unlock()
+				break
+			}
+			b = w.buf
+			w.buf, w.spare = w.spare[:0], nil
+			w.mu.Unlock()
 		}
+	}
+}
+
+// flush waits until everything queued has been written or the writer
+// failed, and returns the writer's error.
+func (w *sockWriter) flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.busy && w.err == nil {
+		w.idle.Wait()
+	}
+	return w.err
+}
+
+func (w *sockWriter) failWith(err error) {
+	w.mu.Lock()
+	first := w.err == nil
+	if first {
+		w.err = err
+		w.buf, w.rest = nil, nil
+	}
+	w.idle.Broadcast()
+	w.mu.Unlock()
+	if first {
+		w.onFail(err)
 	}
 }

@@ -3,11 +3,8 @@ package zk
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -300,82 +297,13 @@ func TestServerOutage(t *testing.T) {
 	}
 }
 
-// proxy is a TCP forwarder that can drop every connection and refuse new
-// ones, to cut a client off a server that keeps running.
-type proxy struct {
-	ln       net.Listener
-	target   string
-	mu       sync.Mutex
-	paused   bool
-	conns    map[net.Conn]struct{}
-	closedWG sync.WaitGroup
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.closedWG.Add(1)
-	go p.accept()
-	t.Cleanup(func() {
-		ln.Close()
-		p.closedWG.Wait()
-		p.setPaused(true)
-	})
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) accept() {
-	defer p.closedWG.Done()
-	for {
-		in, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		paused := p.paused
-		p.mu.Unlock()
-		if paused {
-			in.Close()
-			continue
-		}
-		out, err := net.Dial("tcp", p.target)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns[in], p.conns[out] = struct{}{}, struct{}{}
-		p.mu.Unlock()
-		go func() { _, _ = io.Copy(out, in); out.Close(); in.Close() }()
-		go func() { _, _ = io.Copy(in, out); out.Close(); in.Close() }()
-	}
-}
-
-// setPaused(true) closes every connection and refuses new ones.
-func (p *proxy) setPaused(paused bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.paused = paused
-	if paused {
-		for c := range p.conns {
-			c.Close()
-		}
-		p.conns = map[net.Conn]struct{}{}
-	}
-}
-
 // TestSessionExpiry cuts the client off until the server expires its
 // session, then reconnects it: the client opens a new session by itself,
 // its watches report the loss, and OnNewSession callbacks run.
 func TestSessionExpiry(t *testing.T) {
 	srv := zktest.StartT(t) // tickTime 500 ms: sessions may be as short as 1 s
-	px := newProxy(t, srv.Addr)
-	c := connect(t, px.addr(), "/fluss", func(cfg *Config) { cfg.SessionTimeout = 2 * time.Second })
+	cut := zktest.NewCutter(t, srv.Addr)
+	c := connect(t, cut.Addr(), "/fluss", func(cfg *Config) { cfg.SessionTimeout = 2 * time.Second })
 	ctx := testCtx(t)
 
 	newSession := make(chan struct{}, 10)
@@ -401,7 +329,7 @@ func TestSessionExpiry(t *testing.T) {
 	}
 	oldSession := c.SessionID()
 
-	px.setPaused(true)
+	cut.Cut()
 	select {
 	case ev := <-gone:
 		if ev.Type != gozk.EventNodeDeleted {
@@ -410,7 +338,7 @@ func TestSessionExpiry(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("session never expired")
 	}
-	px.setPaused(false)
+	cut.Restore()
 
 	select {
 	case <-newSession:
