@@ -11,7 +11,11 @@
 //     copied as bytes, the request id is replaced by the upstream
 //     connection's own counter, and the upstream's SUCCESS or ERROR answer
 //     goes back byte-identical except for the request id, in whatever order
-//     it arrives.
+//     it arrives. Once the upstream connection is open (and logged in),
+//     forwarding takes a fast path (Proxy.Forwarder, a wire.Forwarder): the
+//     client connection's reader writes the request to the upstream socket
+//     and the upstream reader writes the answer back, with no goroutine or
+//     channel per request, batching what arrives together.
 //   - API_VERSIONS (1000) is answered with the upstream's list merged with
 //     the locally served keys (the local range wins) and the upstream's
 //     server_type. GET_METADATA (1012) is always forwarded, and rewritten
@@ -53,10 +57,11 @@
 //	srv := wire.NewServer(p.ServerConfig(wire.ServerConfig{Gate: securityGate, ListenerName: "FLUSS", ...}))
 //
 // ServerConfig sets Mux (Local without GET_METADATA, plus the proxy's
-// API_VERSIONS) and RawFallback, and keeps the rest of the base config. The
-// security layer stays in front: its Gate runs before forwarding, and its
-// AUTHENTICATE handler must be in Local (on a SASL listener) so that the
-// client authenticates against the sidecar; creds then returns that user's
-// name and password from the session. The proxy relies on wire.Server
-// passing the connection's context to handlers.
+// API_VERSIONS), Forward and RawFallback, and keeps the rest of the base
+// config. The security layer stays in front: its Gate runs before
+// forwarding (on the connection's reader goroutine, so it must not block),
+// and its AUTHENTICATE handler must be in Local (on a SASL listener) so
+// that the client authenticates against the sidecar; creds then returns
+// that user's name and password from the session. The proxy relies on
+// wire.Server passing the connection's context to handlers.
 package proxy

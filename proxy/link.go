@@ -43,6 +43,15 @@ type link struct {
 	authMu   sync.Mutex
 	authed   atomic.Bool
 	authUser string // written before authed is set
+
+	// fast is the open upstream connection once forwarding may take the
+	// fast path (open, logged in if needed, not failed); nil otherwise.
+	fast  atomic.Pointer[upstreamConn]
+	reply atomic.Pointer[wire.Replier] // the client connection's Replier
+	// answerFn is l.answer, made once so Send needs no allocation for it.
+	answerFn wire.SendFunc
+
+	shutdownOnce sync.Once
 }
 
 // errClientGone ends a link whose client connection has closed.
@@ -55,6 +64,7 @@ func (p *Proxy) linkOf(ctx context.Context, s *wire.Session) *link {
 		return v.(*link)
 	}
 	l := &link{p: p, sess: s, connCtx: ctx}
+	l.answerFn = l.answer
 	v, loaded := s.Attrs.LoadOrStore(linkKey{}, l)
 	if !loaded {
 		context.AfterFunc(ctx, l.close)
@@ -121,6 +131,9 @@ func (l *link) open() {
 		return
 	}
 	l.p.log.Debug("upstream connection open", "conn", l.sess.ConnID, "upstream", up.addr)
+	if l.p.cfg.UpstreamCredentials == nil {
+		l.enableFast(up)
+	}
 	go func() {
 		select {
 		case <-up.client.Done():
@@ -148,7 +161,7 @@ func (l *link) dial() (*upstreamConn, error) {
 	if err != nil {
 		return nil, networkError("The proxy cannot connect to the upstream coordinator at %s: %v", addr, err)
 	}
-	client := wire.NewClient(nc, wire.ClientOptions{MaxFrameSize: p.cfg.MaxResponseSize})
+	client := wire.NewClient(nc, wire.ClientOptions{MaxFrameSize: p.cfg.MaxResponseSize, OnReadIdle: l.flushAnswers})
 	versions, err := client.Handshake(ctx)
 	if err != nil {
 		client.Close()
@@ -200,7 +213,75 @@ func (l *link) authenticate(ctx context.Context, up *upstreamConn) error {
 	}
 	l.authUser = user
 	l.authed.Store(true)
+	l.enableFast(up)
 	return nil
+}
+
+// enableFast lets forwarded requests take the fast path, unless the link
+// has failed.
+func (l *link) enableFast(up *upstreamConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.fast.Store(up)
+	}
+}
+
+// tryForward is the fast path of forwarding, run on the client connection's
+// reader goroutine: once the upstream connection is open (and logged in),
+// the request is written to it at once and its answer goes back to the
+// client from the upstream reader, through reply, with no goroutine of its
+// own. It reports false, leaving the request to the ordinary path, whenever
+// something needs more than that: the link not yet ready or failed, a
+// changed user, a metadata answer to rewrite.
+func (l *link) tryForward(h wire.RequestHeader, body []byte, reply *wire.Replier) bool {
+	up := l.fast.Load()
+	if up == nil {
+		return false
+	}
+	if h.APIKey == KeyGetMetadata && l.p.cfg.RewriteMetadata != nil {
+		return false
+	}
+	if creds := l.p.cfg.UpstreamCredentials; creds != nil {
+		if user, _, ok := creds(l.sess); !ok || user != l.authUser {
+			return false
+		}
+	}
+	if l.reply.Load() == nil {
+		l.reply.CompareAndSwap(nil, reply)
+	}
+	return up.client.Queue(h.APIKey, h.APIVersion, body, int64(h.RequestID), l.answerFn) == nil
+}
+
+// answer passes one upstream answer of the fast path back to the client
+// under the client's own request id (tag), or, when the upstream connection
+// failed first, the error every forwarded request of the link gets. It
+// runs on the upstream reader goroutine or on the goroutine that ended the
+// upstream connection.
+func (l *link) answer(tag int64, r wire.Response, err error) {
+	reply := l.reply.Load()
+	id := int32(tag)
+	if err != nil {
+		// The goroutine watching up.client.Done() shuts the link down;
+		// closing the client here could run on its own reader.
+		reply.ReplyError(id, l.record(l.upstreamError(l.fastUp(), err)))
+		return
+	}
+	reply.Queue(id, r.Type, r.Body)
+}
+
+// flushAnswers writes the answers answer queued; the upstream reader calls
+// it before it waits for more.
+func (l *link) flushAnswers() {
+	if reply := l.reply.Load(); reply != nil {
+		reply.Flush()
+	}
+}
+
+func (l *link) fastUp() *upstreamConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.up
 }
 
 func (l *link) checkUser(user string) error {
@@ -214,34 +295,48 @@ func (l *link) checkUser(user string) error {
 // fail ends the link after an upstream failure (cause) and returns the
 // error every forwarded request of this connection now gets.
 func (l *link) fail(up *upstreamConn, cause error) error {
-	var sf *wire.ServerFailureError
-	var err *flusserr.Error
-	if errors.As(cause, &sf) {
-		err = networkError("The upstream coordinator at %s failed the connection (%s, code %d): %s",
-			up.addr, sf.Code.Name(), int32(sf.Code), sf.Message)
-	} else {
-		err = networkError("The connection from the proxy to the upstream coordinator at %s was lost: %v", up.addr, cause)
-	}
-	return l.failWith(up, err)
+	return l.failWith(up, l.upstreamError(up, cause))
 }
 
-func (l *link) failWith(up *upstreamConn, err error) error {
+// upstreamError says what a client sees after the upstream connection up
+// failed with cause.
+func (l *link) upstreamError(up *upstreamConn, cause error) *flusserr.Error {
+	if errors.Is(cause, wire.ErrClientClosed) && l.connCtx.Err() != nil {
+		return networkError("%v", errClientGone)
+	}
+	var sf *wire.ServerFailureError
+	if errors.As(cause, &sf) {
+		return networkError("The upstream coordinator at %s failed the connection (%s, code %d): %s",
+			up.addr, sf.Code.Name(), int32(sf.Code), sf.Message)
+	}
+	return networkError("The connection from the proxy to the upstream coordinator at %s was lost: %v", up.addr, cause)
+}
+
+// record makes err the link's error unless it already has one, and returns
+// the link's error.
+func (l *link) record(err error) error {
 	l.mu.Lock()
-	first := l.err == nil
-	if first {
+	defer l.mu.Unlock()
+	if l.err == nil {
 		l.err = err
 	}
-	err = l.err
-	l.mu.Unlock()
-	if !first {
-		return err
-	}
-	if l.connCtx.Err() == nil {
-		l.p.log.Warn("upstream connection failed; failing its requests and closing the client connection",
-			"conn", l.sess.ConnID, "upstream", up.addr, "error", err)
-	}
-	up.client.Close()
-	l.sess.CloseWhenIdle()
+	l.fast.Store(nil)
+	return l.err
+}
+
+// failWith records err as why the link is unusable (the first error wins)
+// and, once, closes the upstream connection and the client connection when
+// idle. It returns the link's error.
+func (l *link) failWith(up *upstreamConn, err error) error {
+	err = l.record(err)
+	l.shutdownOnce.Do(func() {
+		if l.connCtx.Err() == nil {
+			l.p.log.Warn("upstream connection failed; failing its requests and closing the client connection",
+				"conn", l.sess.ConnID, "upstream", up.addr, "error", err)
+		}
+		up.client.Close()
+		l.sess.CloseWhenIdle()
+	})
 	return err
 }
 
@@ -251,6 +346,7 @@ func (l *link) close() {
 	if l.err == nil {
 		l.err = networkError("%v", errClientGone)
 	}
+	l.fast.Store(nil)
 	up := l.up
 	l.mu.Unlock()
 	if up != nil {

@@ -153,12 +153,39 @@ func (p *Proxy) Mux() *wire.Mux { return p.mux }
 // RawFallback forwards every request the Mux does not hold.
 func (p *Proxy) RawFallback() wire.RawFallbackFunc { return p.forward }
 
-// ServerConfig returns base with the proxy's Mux and RawFallback set (and
-// Fallback cleared); Gate, limits, logger and listener name stay as given.
+// Forwarder is the fast path of forwarding (see wire.Forwarder): once a
+// connection's upstream is open, requests are passed on from the reader
+// goroutine, batched while more are buffered, and answered from the
+// upstream reader, with no goroutine per request. Until then it declines
+// and RawFallback does the work.
+func (p *Proxy) Forwarder() wire.Forwarder { return fastPath{p} }
+
+type fastPath struct{ p *Proxy }
+
+func (f fastPath) Forward(s *wire.Session, h wire.RequestHeader, body []byte, reply *wire.Replier) bool {
+	v, ok := s.Attrs.Load(linkKey{})
+	if !ok {
+		return false
+	}
+	return v.(*link).tryForward(h, body, reply)
+}
+
+func (f fastPath) Flush(s *wire.Session) {
+	if v, ok := s.Attrs.Load(linkKey{}); ok {
+		if up := v.(*link).fast.Load(); up != nil {
+			up.client.Flush()
+		}
+	}
+}
+
+// ServerConfig returns base with the proxy's Mux, Forward and RawFallback
+// set (and Fallback cleared); Gate, limits, logger and listener name stay
+// as given. The Gate must not block (see wire.ServerConfig.Forward).
 func (p *Proxy) ServerConfig(base wire.ServerConfig) wire.ServerConfig {
 	base.Mux = p.mux
 	base.Fallback = nil
 	base.RawFallback = p.forward
+	base.Forward = fastPath{p}
 	return base
 }
 

@@ -192,3 +192,21 @@ type FallbackFunc func(ctx context.Context, s *Session, h RequestHeader, body []
 // Body is sent unchanged under the request's own id (Response.RequestID is
 // ignored). A returned error is answered like a handler error.
 type RawFallbackFunc func(ctx context.Context, s *Session, h RequestHeader, body []byte) (Response, error)
+
+// Forwarder passes requests on without a goroutine per request (proxy
+// mode). Both methods run on the connection's reader goroutine and must
+// not block.
+type Forwarder interface {
+	// Forward is offered each request whose api key the Mux does not hold,
+	// after the Gate admitted it. It returns true when it takes the
+	// request: it then answers it exactly once through reply, from any
+	// goroutine, and may keep body. It returns false to decline: the
+	// request then goes to RawFallback or Fallback on a goroutine of its
+	// own as usual, without running the Gate again. reply is the same for
+	// every request of one connection. Forward may hold taken requests back
+	// to send several at once, until Flush.
+	Forward(s *Session, h RequestHeader, body []byte, reply *Replier) bool
+	// Flush is called whenever the reader is about to wait, for the network
+	// or for an in-flight slot: whatever Forward held back must go out now.
+	Flush(s *Session)
+}

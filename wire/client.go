@@ -42,6 +42,10 @@ type ClientOptions struct {
 	// MaxFrameSize bounds response frames, including the length field.
 	// Default math.MaxInt32, like the Java client.
 	MaxFrameSize int32
+	// OnReadIdle, if set, runs on the client's reader goroutine each time it
+	// has handled every response received so far and is about to wait for
+	// more: the moment to flush answers that SendFunc callbacks queued.
+	OnReadIdle func()
 }
 
 // Client is a pipelined Fluss RPC client on one connection. Any number of
@@ -50,6 +54,7 @@ type ClientOptions struct {
 type Client struct {
 	nc       net.Conn
 	maxFrame int32
+	onIdle   func()
 	nextID   atomic.Int32
 	w        *sockWriter
 	wg       sync.WaitGroup
@@ -98,6 +103,7 @@ func NewClient(nc net.Conn, opts ClientOptions) *Client {
 	c := &Client{
 		nc:       nc,
 		maxFrame: maxFrame,
+		onIdle:   opts.OnReadIdle,
 		pending:  make(map[int32]pendingCall),
 		done:     make(chan struct{}),
 	}
@@ -146,7 +152,7 @@ func (c *Client) CallRaw(ctx context.Context, apiKey, apiVersion int16, body []b
 	if err != nil {
 		return Response{}, err
 	}
-	if err := c.write(apiKey, apiVersion, id, body); err != nil {
+	if err := c.writeReq(apiKey, apiVersion, id, body, true); err != nil {
 		c.forget(id)
 		return Response{}, err
 	}
@@ -174,11 +180,26 @@ func (c *Client) CallRaw(ctx context.Context, apiKey, apiVersion int16, body []b
 // Send never waits for the peer to read, so it may be called from a
 // goroutine that must not block, such as a proxy's reader.
 func (c *Client) Send(apiKey, apiVersion int16, body []byte, tag int64, fn SendFunc) error {
+	return c.send(apiKey, apiVersion, body, tag, fn, true)
+}
+
+// Queue is Send without starting to write: the request goes out with the
+// next Send, CallRaw or Flush, so that a batch of requests costs one write.
+// The caller must call Flush after the batch.
+func (c *Client) Queue(apiKey, apiVersion int16, body []byte, tag int64, fn SendFunc) error {
+	return c.send(apiKey, apiVersion, body, tag, fn, false)
+}
+
+// Flush starts writing the requests that Queue left, without waiting for
+// the peer.
+func (c *Client) Flush() { c.w.start() }
+
+func (c *Client) send(apiKey, apiVersion int16, body []byte, tag int64, fn SendFunc, start bool) error {
 	id, err := c.register(pendingCall{fn: fn, tag: tag})
 	if err != nil {
 		return err
 	}
-	if err := c.write(apiKey, apiVersion, id, body); err != nil {
+	if err := c.writeReq(apiKey, apiVersion, id, body, start); err != nil {
 		c.mu.Lock()
 		_, stillPending := c.pending[id]
 		delete(c.pending, id)
@@ -208,8 +229,9 @@ func (c *Client) register(call pendingCall) (int32, error) {
 	return id, nil
 }
 
-// write queues one request frame; the body is copied, not kept.
-func (c *Client) write(apiKey, apiVersion int16, id int32, body []byte) error {
+// writeReq queues one request frame and, with start, starts writing; the
+// body is copied, not kept.
+func (c *Client) writeReq(apiKey, apiVersion int16, id int32, body []byte, start bool) error {
 	if len(body) > math.MaxInt32-requestHeaderSize {
 		return fmt.Errorf("wire: request body of %d bytes is too large for a frame", len(body))
 	}
@@ -218,6 +240,9 @@ func (c *Client) write(apiKey, apiVersion int16, id int32, body []byte) error {
 	binary.BigEndian.PutUint16(hdr[4:6], uint16(apiKey))
 	binary.BigEndian.PutUint16(hdr[6:8], uint16(apiVersion))
 	binary.BigEndian.PutUint32(hdr[8:12], uint32(id))
+	if !start {
+		return c.w.queue(hdr[:], body)
+	}
 	return c.w.write(hdr[:], body)
 }
 
@@ -294,6 +319,9 @@ func (c *Client) readLoop() {
 	defer c.wg.Done()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
+		if c.onIdle != nil && !frameBuffered(br) {
+			c.onIdle()
+		}
 		payload, err := ReadFrame(br, c.maxFrame)
 		if err != nil {
 			c.fail(fmt.Errorf("wire: connection lost: %w", err))
@@ -336,11 +364,15 @@ type sockWriter struct {
 	nc      net.Conn
 	raw     syscall.RawConn // nil: every write goes through run
 	timeout time.Duration   // bounds one blocking write; 0: none
-	stop    <-chan struct{} // ends run
-	onFail  func(error)
+	// maxQueued, if positive, makes write wait while this many bytes are
+	// queued behind a write in progress: backpressure for a peer that does
+	// not read.
+	maxQueued int
+	stop      <-chan struct{} // ends run
+	onFail    func(error)
 
 	mu    sync.Mutex
-	idle  sync.Cond // signalled when busy turns false
+	idle  sync.Cond // signalled when busy turns false or the queue empties
 	buf   []byte    // queued bytes nobody is writing yet
 	spare []byte    // an empty buffer to queue into next
 	rest  []byte    // what an inline write left for run
@@ -349,8 +381,9 @@ type sockWriter struct {
 	kick  chan struct{}
 }
 
-// maxSpare bounds the buffer a sockWriter keeps for reuse.
-const maxSpare = 1 << 20
+// maxSpare bounds the buffer a sockWriter keeps for reuse, so an idle
+// connection holds no more than a bufio.Writer would.
+const maxSpare = 64 << 10
 
 func newSockWriter(nc net.Conn, timeout time.Duration, stop <-chan struct{}, onFail func(error)) *sockWriter {
 	w := &sockWriter{nc: nc, raw: rawConnOf(nc), timeout: timeout, stop: stop, onFail: onFail, kick: make(chan struct{}, 1)}
@@ -361,7 +394,25 @@ func newSockWriter(nc net.Conn, timeout time.Duration, stop <-chan struct{}, onF
 // write queues the concatenation of parts as one unit and starts writing it
 // if nobody is. It copies parts and returns the writer's error, if any.
 func (w *sockWriter) write(parts ...[]byte) error {
+	return w.put(true, parts)
+}
+
+// queue is write without starting to write: the bytes wait for the next
+// write or start, so that several frames go out in one system call.
+func (w *sockWriter) queue(parts ...[]byte) error {
+	return w.put(false, parts)
+}
+
+// start writes what queue left, if nobody is writing.
+func (w *sockWriter) start() {
+	w.put(true, nil)
+}
+
+func (w *sockWriter) put(start bool, parts [][]byte) error {
 	w.mu.Lock()
+	for w.maxQueued > 0 && w.busy && len(w.buf) >= w.maxQueued && w.err == nil {
+		w.idle.Wait()
+	}
 	if w.err != nil {
 		err := w.err
 		w.mu.Unlock()
@@ -370,7 +421,7 @@ func (w *sockWriter) write(parts ...[]byte) error {
 	for _, p := range parts {
 		w.buf = append(w.buf, p...)
 	}
-	if w.busy {
+	if w.busy || !start || len(w.buf) == 0 {
 		w.mu.Unlock()
 		return nil
 	}
@@ -432,6 +483,10 @@ func (w *sockWriter) run() {
 					w.failWith(err)
 					return
 				}
+				if w.timeout > 0 {
+					// Inline writes must not see a deadline that has passed.
+					w.nc.SetWriteDeadline(time.Time{})
+				}
 			}
 			w.mu.Lock()
 			if cap(b) <= maxSpare && cap(b) > cap(w.spare) {
@@ -445,6 +500,7 @@ func (w *sockWriter) run() {
 			}
 			b = w.buf
 			w.buf, w.spare = w.spare[:0], nil
+			w.idle.Broadcast() // the queue is empty again
 			w.mu.Unlock()
 		}
 	}
@@ -453,6 +509,7 @@ func (w *sockWriter) run() {
 // flush waits until everything queued has been written or the writer
 // failed, and returns the writer's error.
 func (w *sockWriter) flush() error {
+	w.start()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.busy && w.err == nil {
@@ -473,4 +530,16 @@ func (w *sockWriter) failWith(err error) {
 	if first {
 		w.onFail(err)
 	}
+}
+
+// frameBuffered reports whether br holds a whole frame, so that reading it
+// will not wait for the network.
+func frameBuffered(br *bufio.Reader) bool {
+	n := br.Buffered()
+	if n < lengthFieldSize {
+		return false
+	}
+	lb, _ := br.Peek(lengthFieldSize)
+	l := int32(binary.BigEndian.Uint32(lb))
+	return l < 0 || int64(n) >= int64(l)+lengthFieldSize
 }

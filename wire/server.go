@@ -68,6 +68,12 @@ type ServerConfig struct {
 	// RawFallback, if set, serves api keys the Mux does not hold and takes
 	// precedence over Fallback; see RawFallbackFunc.
 	RawFallback RawFallbackFunc
+	// Forward, if set, is offered every request the Mux does not hold
+	// before RawFallback, on the connection's reader goroutine, so that a
+	// proxy can pass it on without a goroutine per request; see Forwarder.
+	// For those requests the Gate runs on the reader goroutine too, so with
+	// Forward set the Gate must not block.
+	Forward Forwarder
 	// OnConnect, if set, runs once per connection before its first request
 	// is read; see ConnectFunc.
 	OnConnect ConnectFunc
@@ -309,15 +315,14 @@ func (s *Server) removeConn(c *serverConn) {
 	s.connWG.Done()
 }
 
-// outFrame is one encoded response handed to the connection's writer. last
-// makes the writer flush and close the connection after writing it.
-type outFrame struct {
-	b    []byte
-	last bool
-}
+// maxQueuedOut bounds the response bytes queued on one connection beyond
+// which a goroutine answering a request waits for the socket, so a client
+// that does not read its answers stops the server from reading requests.
+const maxQueuedOut = 1 << 20
 
 // serverConn is one client connection: a reader (run), one goroutine per
-// request, and the single writer that owns the socket's write side.
+// request (or a Forward hook answering through a Replier), and the single
+// writer that owns the socket's write side.
 type serverConn struct {
 	srv  *Server
 	nc   net.Conn
@@ -328,8 +333,9 @@ type serverConn struct {
 	ctx    context.Context // cancelled when the connection closes
 	cancel context.CancelFunc
 
-	out        chan outFrame
-	writerDone chan struct{}
+	w          *sockWriter
+	writerStop chan struct{}
+	rep        *Replier
 	sem        chan struct{}
 	handlers   sync.WaitGroup
 	inflight   atomic.Int64
@@ -353,10 +359,12 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		log:        s.log.With("conn", id),
 		ctx:        ctx,
 		cancel:     cancel,
-		out:        make(chan outFrame, 64),
-		writerDone: make(chan struct{}),
+		writerStop: make(chan struct{}),
 		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
 	}
+	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writerStop, c.writeFailed)
+	c.w.maxQueued = maxQueuedOut
+	c.rep = &Replier{c: c}
 	c.sess.closeWhenIdle = c.drain
 	c.sess.closeNow = c.abort
 	return c
@@ -365,7 +373,11 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 func (c *serverConn) run() {
 	defer c.srv.removeConn(c)
 	c.log.Debug("connection opened", "remote", c.sess.RemoteAddr.String())
-	go c.writeLoop()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.w.run()
+	}()
 	if c.srv.cfg.OnConnect != nil {
 		c.srv.cfg.OnConnect(c.ctx, c.sess)
 	}
@@ -376,8 +388,9 @@ func (c *serverConn) run() {
 		c.cancel()
 	}
 	c.handlers.Wait()
-	close(c.out)
-	<-c.writerDone
+	c.w.flush()
+	close(c.writerStop)
+	<-writerDone
 	c.closeConn()
 	c.cancel()
 	c.log.Debug("connection closed")
@@ -426,7 +439,11 @@ func (c *serverConn) setReadDeadline() bool {
 // stopped because the server is draining and the peer is still there. On an
 // unreadable frame it queues the SERVER_FAILURE first.
 func (c *serverConn) readLoop() (answerInFlight bool) {
+	defer c.flushForwarded()
 	for {
+		if !frameBuffered(c.br) {
+			c.flushForwarded()
+		}
 		if !c.setReadDeadline() {
 			return true
 		}
@@ -456,7 +473,9 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		var fe *FrameError
 		if errors.As(err, &fe) {
 			c.log.Warn("unreadable frame; closing connection", "error", fe)
-			c.send(outFrame{b: AppendServerFailure(nil, fe.Code(), fe.Error()), last: true})
+			c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
+			c.w.flush()
+			c.closeConn()
 			return false
 		}
 		c.logReadEnd(err)
@@ -482,72 +501,167 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// start runs one request on its own goroutine once an in-flight slot is
-// free. It reports false if the connection died while waiting for a slot.
+// start runs one request once an in-flight slot is free: on the reader
+// goroutine through the Forward hook when it takes the request, else on its
+// own goroutine. It reports false if the connection died while waiting for a
+// slot.
 func (c *serverConn) start(h RequestHeader, body []byte) bool {
 	select {
 	case c.sem <- struct{}{}:
-	case <-c.ctx.Done():
-		return false
+	default:
+		// Requests the Forward hook holds back must go out before waiting
+		// for a slot, or their answers could never free one.
+		c.flushForwarded()
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return false
+		}
 	}
 	c.inflight.Add(1)
 	c.handlers.Add(1)
+	gated := false
+	if c.srv.cfg.Forward != nil {
+		if _, local := c.srv.cfg.Mux.Lookup(h.APIKey); !local {
+			var frame []byte
+			if frame, gated = c.offer(h, body); frame != nil {
+				go func() {
+					defer c.done()
+					c.send(frame)
+				}()
+				return true
+			}
+			if !gated {
+				return true // the Forward hook took it
+			}
+		}
+	}
 	go func() {
-		defer func() {
-			c.inflight.Add(-1)
-			<-c.sem
-			c.handlers.Done()
-		}()
-		c.send(outFrame{b: c.process(h, body)})
+		defer c.done()
+		c.send(c.process(h, body, gated))
 	}()
 	return true
 }
 
-// send hands f to the writer, or drops it if the writer has stopped.
-func (c *serverConn) send(f outFrame) {
-	select {
-	case c.out <- f:
-	case <-c.writerDone:
+// offer runs the Gate and the Forward hook on the reader goroutine. It
+// returns a frame to answer with (a Gate error or a panic), or taken=false
+// with gated=true when the hook declined the request.
+func (c *serverConn) offer(h RequestHeader, body []byte) (frame []byte, gated bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("forward hook panicked", "api_key", h.APIKey, "request_id", h.RequestID,
+				"error", fmt.Sprint(r), "stack", string(debug.Stack()))
+			frame = AppendError(nil, h.RequestID, flusserr.UnknownServerError,
+				truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+		}
+	}()
+	cfg := &c.srv.cfg
+	if cfg.Gate != nil {
+		if err := cfg.Gate(c.ctx, c.sess, h); err != nil {
+			return c.errorFrame(h, err), false
+		}
+	}
+	if cfg.Forward.Forward(c.sess, h, body, c.rep) {
+		return nil, false
+	}
+	return nil, true
+}
+
+// flushForwarded tells the Forward hook that the reader is about to wait.
+func (c *serverConn) flushForwarded() {
+	if c.srv.cfg.Forward == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("forward hook panicked", "error", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	c.srv.cfg.Forward.Flush(c.sess)
+}
+
+// done releases the in-flight slot of one answered request.
+func (c *serverConn) done() {
+	c.inflight.Add(-1)
+	<-c.sem
+	c.handlers.Done()
+}
+
+// send queues one response frame, or drops it if the writer has failed. It
+// waits while much is queued and the client is not reading.
+func (c *serverConn) send(b []byte) {
+	c.w.write(b)
+}
+
+func (c *serverConn) writeFailed(err error) {
+	if !errors.Is(err, net.ErrClosed) {
+		c.log.Debug("write failed; closing connection", "error", err)
+	}
+	c.cancel()
+	c.closeConn()
+}
+
+// Replier answers the requests that a Forwarder took, from any goroutine.
+// Each taken request must be answered exactly once; the answer releases
+// the request's in-flight slot.
+type Replier struct {
+	c *serverConn
+}
+
+// Reply answers requestID with a SUCCESS or ERROR response carrying body
+// unchanged (body is copied). Any other type is answered as an error. It
+// may wait while the client is not reading its answers.
+func (r *Replier) Reply(requestID int32, t ResponseType, body []byte) {
+	r.answer(requestID, t, body, true)
+}
+
+// Queue is Reply without starting to write: the answer goes out with the
+// next answer written on the connection or with Flush, so that a batch of
+// answers costs one write. The caller must call Flush after the batch.
+func (r *Replier) Queue(requestID int32, t ResponseType, body []byte) {
+	r.answer(requestID, t, body, false)
+}
+
+func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start bool) {
+	c := r.c
+	defer c.done()
+	var err error
+	switch {
+	case t != ResponseSuccess && t != ResponseError:
+		err = fmt.Errorf("forwarder answered with a %v response", t)
+	case len(body) > math.MaxInt32-responseHeaderSize:
+		err = fmt.Errorf("response of %d bytes is too large for a frame", len(body))
+	}
+	if err != nil {
+		c.send(c.errorFrame(RequestHeader{RequestID: requestID}, err))
+		return
+	}
+	var hdr [lengthFieldSize + responseHeaderSize]byte
+	binary.BigEndian.PutUint32(hdr[0:4], uint32(responseHeaderSize+len(body)))
+	hdr[4] = byte(t)
+	binary.BigEndian.PutUint32(hdr[5:9], uint32(requestID))
+	if start {
+		c.w.write(hdr[:], body)
+	} else {
+		c.w.queue(hdr[:], body)
 	}
 }
 
-// writeLoop is the only writer of the socket. It flushes whenever no further
-// response is queued.
-func (c *serverConn) writeLoop() {
-	defer close(c.writerDone)
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	fail := func(err error) {
-		if !errors.Is(err, net.ErrClosed) {
-			c.log.Debug("write failed; closing connection", "error", err)
-		}
-		c.cancel()
-		c.closeConn()
-	}
-	for f := range c.out {
-		c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
-		if _, err := bw.Write(f.b); err != nil {
-			fail(err)
-			return
-		}
-		if f.last || len(c.out) == 0 {
-			if err := bw.Flush(); err != nil {
-				fail(err)
-				return
-			}
-		}
-		if f.last {
-			c.closeConn()
-			return
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		fail(err)
-	}
+// Flush starts writing the answers that Queue left, without waiting for
+// the client.
+func (r *Replier) Flush() { r.c.w.start() }
+
+// ReplyError answers requestID with err, mapped like a handler error.
+func (r *Replier) ReplyError(requestID int32, err error) {
+	c := r.c
+	defer c.done()
+	c.send(c.errorFrame(RequestHeader{RequestID: requestID}, err))
 }
 
 // process answers one request. It never panics and always returns a
-// complete response frame.
-func (c *serverConn) process(h RequestHeader, body []byte) (frame []byte) {
+// complete response frame. gated says the Gate has already admitted the
+// request.
+func (c *serverConn) process(h RequestHeader, body []byte, gated bool) (frame []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", "api_key", h.APIKey, "request_id", h.RequestID,
@@ -557,7 +671,7 @@ func (c *serverConn) process(h RequestHeader, body []byte) (frame []byte) {
 		}
 	}()
 	cfg := &c.srv.cfg
-	if cfg.Gate != nil {
+	if cfg.Gate != nil && !gated {
 		if err := cfg.Gate(c.ctx, c.sess, h); err != nil {
 			return c.errorFrame(h, err)
 		}

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package wire
+
+import (
+	"net"
+	"syscall"
+)
+
+// rawConnOf returns nil: without non-blocking writes every write goes
+// through the socket writer's goroutine.
+func rawConnOf(net.Conn) syscall.RawConn { return nil }
+
+func tryWrite(syscall.RawConn, []byte) (int, error) { return 0, nil }
