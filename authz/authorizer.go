@@ -77,26 +77,33 @@ func NewAuthorizer(cfg AuthorizerConfig) (*Authorizer, error) {
 
 // Start loads every ACL and starts watching for changes. It fails if the
 // first load fails.
+//
+// After the session expires, notifications may have been purged before the
+// authorizer could read them, so a new session triggers a full reload. The
+// callback is registered before the first load: a session that expires
+// during that load must trigger the reload too.
 func (a *Authorizer) Start(ctx context.Context) error {
+	unreg := a.cfg.ZK.OnNewSession(func() {
+		select {
+		case a.resync <- struct{}{}:
+		default:
+		}
+	})
 	seq, err := a.latestChange(ctx)
 	if err != nil {
+		unreg()
 		return err
 	}
 	all, err := a.loadAll(ctx)
 	if err != nil {
+		unreg()
 		return err
 	}
 	a.mu.Lock()
 	a.acls, a.lastSeq = all, seq
 	a.mu.Unlock()
 	runCtx, cancel := context.WithCancel(context.Background())
-	a.cancel = cancel
-	a.unreg = a.cfg.ZK.OnNewSession(func() {
-		select {
-		case a.resync <- struct{}{}:
-		default:
-		}
-	})
+	a.cancel, a.unreg = cancel, unreg
 	go a.watch(runCtx)
 	return nil
 }

@@ -72,6 +72,9 @@ const (
 type event struct {
 	kind      eventKind
 	db, table string
+	// full makes an evDatabases rescan re-read every table znode instead
+	// of trusting the ids already known.
+	full bool
 }
 
 // Map is the live table id → path map.
@@ -84,6 +87,10 @@ type Map struct {
 	// known holds, per database, the table znodes seen and their id (0 with
 	// ok=false while empty).
 	known map[string]map[string]entry
+	// armed holds the watches being forwarded, by watch kind and path, so
+	// that rescans do not stack a second forwarder on a watch that is
+	// still pending (see forward).
+	armed map[string]bool
 
 	events  chan event
 	cancel  context.CancelFunc
@@ -111,7 +118,7 @@ func New(cfg Config) (*Map, error) {
 	}
 	return &Map{
 		cfg: cfg, log: cfg.Logger.Named("tables"),
-		byID: map[int64]Path{}, known: map[string]map[string]entry{},
+		byID: map[int64]Path{}, known: map[string]map[string]entry{}, armed: map[string]bool{},
 		events: make(chan event, 256), done: make(chan struct{}),
 	}, nil
 }
@@ -136,11 +143,19 @@ func (m *Map) Len() int {
 func (m *Map) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.ctx, m.cancel = runCtx, cancel
-	if err := m.scanAll(ctx); err != nil {
+	// A new session means the old one expired: every watch went with it,
+	// and anything may have changed meanwhile, including a table dropped and
+	// created again under the same name, which no listing shows. So the
+	// rescan re-reads every table instead of trusting the ids it knows. The
+	// callback is registered before the first scan so that an expiry during
+	// that scan is not missed (the event waits in m.events for the loop).
+	unreg := m.cfg.ZK.OnNewSession(func() { m.post(event{kind: evDatabases, full: true}) })
+	if err := m.scanAll(ctx, false); err != nil {
+		unreg()
 		cancel()
 		return err
 	}
-	m.unreg = m.cfg.ZK.OnNewSession(func() { m.post(event{kind: evDatabases}) })
+	m.unreg = unreg
 	go m.loop()
 	return nil
 }
@@ -168,11 +183,26 @@ func (m *Map) post(ev event) {
 	}
 }
 
-// forward turns one watch firing into an event.
-func (m *Map) forward(ch <-chan zk.Event, ev event) {
+// forward turns one watch firing into an event. key names the watch (its
+// kind and path). go-zookeeper keeps every channel armed on a path and fires
+// them all, so a rescan that re-arms a watch still pending would add one
+// more forwarder, and one more event, each time; the first forwarder is
+// enough, since it fires for the same change (or for the loss of the
+// session, which triggers a rescan that arms the watch again).
+func (m *Map) forward(key string, ch <-chan zk.Event, ev event) {
+	m.mu.Lock()
+	if m.armed[key] {
+		m.mu.Unlock()
+		return
+	}
+	m.armed[key] = true
+	m.mu.Unlock()
 	go func() {
 		select {
 		case <-ch:
+			m.mu.Lock()
+			delete(m.armed, key)
+			m.mu.Unlock()
 			m.post(ev)
 		case <-m.ctx.Done():
 		}
@@ -191,9 +221,9 @@ func (m *Map) loop() {
 		var err error
 		switch ev.kind {
 		case evDatabases:
-			err = m.scanAll(m.ctx)
+			err = m.scanAll(m.ctx, ev.full)
 		case evTables:
-			err = m.scanDB(m.ctx, ev.db)
+			err = m.scanDB(m.ctx, ev.db, false)
 		case evTable:
 			err = m.readTable(m.ctx, ev.db, ev.table)
 		}
@@ -206,28 +236,34 @@ func (m *Map) loop() {
 				return
 			case <-t.C:
 			}
-			go m.post(event{kind: evDatabases})
+			// The failed step may have left watches unarmed or ids unread:
+			// trust nothing.
+			go m.post(event{kind: evDatabases, full: true})
 		}
 	}
 }
 
-func (m *Map) scanAll(ctx context.Context) error {
+// scanAll lists the databases and scans each; with full, every table znode
+// is read again.
+func (m *Map) scanAll(ctx context.Context, full bool) error {
+	key := "children:" + DatabasesPath
 	dbs, ch, err := m.cfg.ZK.ChildrenW(ctx, DatabasesPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		var ok bool
+		key = "exists:" + DatabasesPath
 		ok, _, ch, err = m.cfg.ZK.ExistsW(ctx, DatabasesPath)
 		if err == nil && ok {
-			return m.scanAll(ctx)
+			return m.scanAll(ctx, full)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	m.forward(ch, event{kind: evDatabases})
+	m.forward(key, ch, event{kind: evDatabases})
 	present := map[string]bool{}
 	for _, db := range dbs {
 		present[db] = true
-		if err := m.scanDB(ctx, db); err != nil {
+		if err := m.scanDB(ctx, db, full); err != nil {
 			return err
 		}
 	}
@@ -250,7 +286,9 @@ func (m *Map) dropDBLocked(db string) {
 	delete(m.known, db)
 }
 
-func (m *Map) scanDB(ctx context.Context, db string) error {
+// scanDB lists a database's tables, reads the new ones (every one with
+// full) and forgets those gone.
+func (m *Map) scanDB(ctx context.Context, db string, full bool) error {
 	dbPath := DatabasesPath + "/" + db
 	names, ch, err := m.cfg.ZK.ChildrenW(ctx, dbPath+"/tables")
 	if errors.Is(err, zk.ErrNoNode) {
@@ -266,12 +304,12 @@ func (m *Map) scanDB(ctx context.Context, db string) error {
 		if derr != nil {
 			return derr
 		}
-		m.forward(dch, event{kind: evTables, db: db})
+		m.forward("children:"+dbPath, dch, event{kind: evTables, db: db})
 		names = nil
 	} else if err != nil {
 		return err
 	} else {
-		m.forward(ch, event{kind: evTables, db: db})
+		m.forward("children:"+dbPath+"/tables", ch, event{kind: evTables, db: db})
 	}
 	present := map[string]bool{}
 	for _, t := range names {
@@ -279,8 +317,12 @@ func (m *Map) scanDB(ctx context.Context, db string) error {
 		m.mu.RLock()
 		e, seen := m.known[db][t]
 		m.mu.RUnlock()
-		if seen && e.ok {
-			continue // a table's id never changes while its znode lives
+		if seen && e.ok && !full {
+			// A table's id never changes while its znode lives, and the
+			// data watch readTable armed fires if the znode is deleted,
+			// even when a table of the same name replaces it before this
+			// listing.
+			continue
 		}
 		if err := m.readTable(ctx, db, t); err != nil {
 			return err
@@ -299,26 +341,31 @@ func (m *Map) scanDB(ctx context.Context, db string) error {
 	return nil
 }
 
-// readTable reads one table znode. An empty znode is watched until its
-// registration is written.
+// readTable reads one table znode and keeps a data watch on it, so that a
+// drop (NodeDeleted) or a registration written into an empty znode brings
+// the table back here. A znode that is gone, empty or undecodable maps no
+// id.
 func (m *Map) readTable(ctx context.Context, db, table string) error {
 	path := DatabasesPath + "/" + db + "/tables/" + table
 	data, _, ch, err := m.cfg.ZK.GetW(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil // dropped; the children watch removes it
+		m.mu.Lock()
+		m.forgetLocked(db, table)
+		m.mu.Unlock()
+		return nil
 	}
 	if err != nil {
 		return err
 	}
+	m.forward("data:"+path, ch, event{kind: evTable, db: db, table: table})
 	id, ok, derr := DecodeTableID(data)
 	if derr != nil {
 		m.log.Warn("ignoring a table znode that does not decode", "path", path, "error", derr)
 	}
-	if !ok {
-		m.forward(ch, event{kind: evTable, db: db, table: table})
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// The znode may be a new table under an old name: drop the old id.
+	m.forgetLocked(db, table)
 	if m.known[db] == nil {
 		m.known[db] = map[string]entry{}
 	}
@@ -327,4 +374,14 @@ func (m *Map) readTable(ctx context.Context, db, table string) error {
 		m.byID[id] = Path{Database: db, Table: table}
 	}
 	return nil
+}
+
+// forgetLocked drops what is known of one table.
+func (m *Map) forgetLocked(db, table string) {
+	if e, seen := m.known[db][table]; seen {
+		if e.ok && m.byID[e.id] == (Path{db, table}) {
+			delete(m.byID, e.id)
+		}
+		delete(m.known[db], table)
+	}
 }
