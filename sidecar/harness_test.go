@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -189,5 +188,3 @@ func readFrame(t *testing.T, nc net.Conn) []byte {
 	n := len(payload)
 	return append([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, payload...)
 }
-
-var _ = sync.Mutex{}
