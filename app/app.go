@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -296,6 +295,3 @@ func (a *App) Close() error {
 	})
 	return a.closeErr
 }
-
-// HostPort formats a listener address; exported for the CLI.
-func HostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
