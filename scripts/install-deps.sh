@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fluss-sidecar's tests and `make run` need:
 # ZooKeeper (with Java), protoc, and for compat_test's foreign-language
-# clients a JDK with javac, protobuf-java and Python's protobuf. Runs
+# clients a JDK with javac, protobuf-java and Python's protobuf, and for its
+# storage check the Jackson jars (the JSON library of a Fluss coordinator). Runs
 # apt-get update once, only when something is missing.
 set -euo pipefail
 missing=()
@@ -10,6 +11,10 @@ command -v java >/dev/null || missing+=(default-jre-headless)
 command -v protoc >/dev/null || missing+=(protobuf-compiler)
 command -v javac >/dev/null || missing+=(default-jdk-headless)
 [ -f /usr/share/java/protobuf.jar ] || missing+=(libprotobuf-java)
+# libjackson2-databind-java brings jackson-core and jackson-annotations too.
+for jar in jackson-databind jackson-core jackson-annotations; do
+	[ -f "/usr/share/java/$jar.jar" ] || { missing+=(libjackson2-databind-java); break; }
+done
 { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; } || missing+=(python3-protobuf)
 if [ "${#missing[@]}" -eq 0 ]; then exit 0; fi
 echo "installing: ${missing[*]}"
