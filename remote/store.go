@@ -359,12 +359,6 @@ func (s *Store) DeleteOffsets(ctx context.Context, offsetsPath string) error {
 	return nil
 }
 
-// DeleteProducerFile deletes one file found by ListProducerFiles; it is
-// DeleteOffsets.
-func (s *Store) DeleteProducerFile(ctx context.Context, path string) error {
-	return s.DeleteOffsets(ctx, path)
-}
-
 // ListProducerDirs returns the sorted names of the directories directly
 // under the producers directory (none if it does not exist). On a local
 // store empty directories are included; an object store has none.
@@ -387,19 +381,11 @@ func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
 	}
 	err := s.retry(ctx, "list "+s.producers.String(), false, func() error {
 		names = names[:0]
-		it := s.bucket.List(&blob.ListOptions{Prefix: s.producersKey, Delimiter: "/"})
-		for {
-			obj, err := it.Next(ctx)
-			if err != nil {
-				if isEOF(err) {
-					return nil
-				}
-				return err
-			}
+		return s.eachObject(ctx, &blob.ListOptions{Prefix: s.producersKey, Delimiter: "/"}, func(obj *blob.ListObject) {
 			if obj.IsDir {
 				names = append(names, strings.TrimSuffix(strings.TrimPrefix(obj.Key, s.producersKey), "/"))
 			}
-		}
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("remote: list %s: %w", s.producers, err)
@@ -421,61 +407,20 @@ func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]Fil
 	var files []FileInfo
 	err := s.retry(ctx, "list "+base, false, func() error {
 		files = files[:0]
-		it := s.bucket.List(&blob.ListOptions{Prefix: prefix})
-		for {
-			obj, err := it.Next(ctx)
-			if err != nil {
-				if isEOF(err) {
-					return nil
-				}
-				return err
-			}
+		return s.eachObject(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) {
 			rel := strings.TrimPrefix(obj.Key, prefix)
 			table, name, ok := strings.Cut(rel, "/")
 			if obj.IsDir || !ok || table == "" || name == "" || strings.Contains(name, "/") {
-				continue
+				return
 			}
 			files = append(files, FileInfo{Path: base + rel, TableDir: table, ModTime: obj.ModTime})
-		}
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("remote: list %s: %w", base, err)
 	}
 	slices.SortFunc(files, func(a, b FileInfo) int { return strings.Compare(a.Path, b.Path) })
 	return files, nil
-}
-
-// DeleteProducerDir deletes everything under {dir}/producers/{producerID},
-// as the orphan cleanup does for a producer without a znode.
-func (s *Store) DeleteProducerDir(ctx context.Context, producerID string) error {
-	if err := checkSegment(producerID); err != nil {
-		return err
-	}
-	if s.localProducers != "" {
-		if err := os.RemoveAll(filepath.Join(s.localProducers, producerID)); err != nil {
-			return fmt.Errorf("remote: delete producer directory %s: %w", producerID, err)
-		}
-		return nil
-	}
-	prefix := s.producersKey + producerID + "/"
-	return s.retry(ctx, "delete "+prefix, false, func() error {
-		it := s.bucket.List(&blob.ListOptions{Prefix: prefix})
-		for {
-			obj, err := it.Next(ctx)
-			if err != nil {
-				if isEOF(err) {
-					return nil
-				}
-				return err
-			}
-			if obj.IsDir {
-				continue
-			}
-			if err := s.bucket.Delete(ctx, obj.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-				return err
-			}
-		}
-	})
 }
 
 // PruneEmptyDirs removes the empty table directories of producer
@@ -614,3 +559,18 @@ func checkSegment(name string) error {
 }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// eachObject calls fn for every object of one listing.
+func (s *Store) eachObject(ctx context.Context, opts *blob.ListOptions, fn func(*blob.ListObject)) error {
+	it := s.bucket.List(opts)
+	for {
+		obj, err := it.Next(ctx)
+		if isEOF(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fn(obj)
+	}
+}

@@ -328,7 +328,7 @@ func testNotFoundAndDelete(t *testing.T, be backend) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		if err := s.DeleteProducerFile(ctx, p); err != nil {
+		if err := s.DeleteOffsets(ctx, p); err != nil {
 			t.Errorf("delete #%d: %v", i+1, err)
 		}
 		if _, err := s.ReadOffsets(ctx, p); !errors.Is(err, ErrNotFound) {
@@ -396,25 +396,32 @@ func testListing(t *testing.T, be backend) {
 		t.Errorf("ListProducerFiles(p1) = %v, want %v", got, written)
 	}
 
-	// Cleanup helpers.
-	if err := s.DeleteProducerDir(ctx, "p2"); err != nil {
+	// Cleanup helpers: p2 goes file by file, as orphan cleanup removes it.
+	p2files, err := s.ListProducerFiles(ctx, "p2")
+	if err != nil || len(p2files) != 1 {
+		t.Fatalf("ListProducerFiles(p2) = %v, %v", p2files, err)
+	}
+	if err := s.DeleteOffsets(ctx, p2files[0].Path); err != nil {
 		t.Fatal(err)
 	}
+	if gone, err := s.PruneEmptyDirs(ctx, "p2"); err != nil || !gone {
+		t.Errorf("PruneEmptyDirs(p2) when empty = %v, %v; want true", gone, err)
+	}
 	if dirs, err := s.ListProducerDirs(ctx); err != nil || !slices.Equal(dirs, []string{"p1"}) {
-		t.Errorf("after DeleteProducerDir(p2): %v, %v; want [p1]", dirs, err)
+		t.Errorf("after removing p2: %v, %v; want [p1]", dirs, err)
 	}
 	if gone, err := s.PruneEmptyDirs(ctx, "p1"); err != nil || gone {
 		t.Errorf("PruneEmptyDirs(p1) with files = %v, %v; want false", gone, err)
 	}
 	for _, p := range written[:2] {
-		if err := s.DeleteProducerFile(ctx, p); err != nil {
+		if err := s.DeleteOffsets(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if gone, err := s.PruneEmptyDirs(ctx, "p1"); err != nil || gone {
 		t.Errorf("PruneEmptyDirs(p1) with one file = %v, %v; want false", gone, err)
 	}
-	if err := s.DeleteProducerFile(ctx, written[2]); err != nil {
+	if err := s.DeleteOffsets(ctx, written[2]); err != nil {
 		t.Fatal(err)
 	}
 	if gone, err := s.PruneEmptyDirs(ctx, "p1"); err != nil || !gone {
@@ -427,8 +434,8 @@ func testListing(t *testing.T, be backend) {
 		if _, err := s.ListProducerFiles(ctx, bad); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("ListProducerFiles(%q) error %v, want ErrInvalidName", bad, err)
 		}
-		if err := s.DeleteProducerDir(ctx, bad); !errors.Is(err, ErrInvalidName) {
-			t.Errorf("DeleteProducerDir(%q) error %v, want ErrInvalidName", bad, err)
+		if _, err := s.PruneEmptyDirs(ctx, bad); !errors.Is(err, ErrInvalidName) {
+			t.Errorf("PruneEmptyDirs(%q) error %v, want ErrInvalidName", bad, err)
 		}
 	}
 }
