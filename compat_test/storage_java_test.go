@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/javaorder"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -98,10 +99,16 @@ func runTool(t *testing.T, name string, args ...string) []byte {
 // storageLine is one line of StorageCompat's manifest (write) or report
 // (read).
 type storageLine struct {
-	File    string          `json:"file"`
-	Kind    string          `json:"kind"`
-	Fill    string          `json:"fill"`  // write, znode: "put" or "computeIfAbsent"
-	Calls   []int64         `json:"calls"` // write, znode: the ids given to the HashMap, in order
+	File  string  `json:"file"`
+	Kind  string  `json:"kind"`
+	Fill  string  `json:"fill"`  // write, znode: "put", "computeIfAbsent" or "request"
+	Calls []int64 `json:"calls"` // write, znode put/computeIfAbsent: the ids given to the HashMap, in order
+	// write, znode "request": the register request's buckets in wire order
+	Request []struct {
+		Table     int64  `json:"table"`
+		Partition *int64 `json:"partition"`
+		Bucket    int32  `json:"bucket"`
+	} `json:"request"`
 	Meaning json.RawMessage `json:"meaning"`
 	// read only
 	Error             string `json:"error"`
@@ -175,28 +182,16 @@ func sameSnapshot(a, b offsets.Snapshot) bool {
 	return a.ExpirationTime == b.ExpirationTime && (len(a.Tables) == 0 && len(b.Tables) == 0 || reflect.DeepEqual(a.Tables, b.Tables))
 }
 
-// knownOrderGaps lists the znodes Java writes whose table order our encoder
-// does not reproduce, with what it gets wrong. byCalls: EncodeSnapshot given
-// the tables in the order the Java map was filled; byFile: EncodeSnapshot
-// given the tables decoded from the file (in file order). Every other znode
-// must be byte-identical both ways. A gap that closes fails the test too, so
-// that this table and the README stay true.
-var knownOrderGaps = map[string]struct{ byCalls, byFile bool }{
-	// computeIfAbsent (how ProducerOffsetsStore groups a register's buckets by
-	// table) puts a new key at the head of its bin, not the tail: ids 17 then
-	// 1 iterate as 1, 17.
-	"znode/spec_order_compute.json": {byCalls: false, byFile: true},
-	// computeIfAbsent resizes before an insertion, when the size already
-	// exceeds the threshold, so 13 tables filled with 13 calls stay in 16
-	// bins (put resizes to 32 right after the 13th). Also head insertion:
-	// 16 before 0.
-	"znode/lazy_resize_compute.json": {byCalls: false, byFile: false},
-	// A 14th call (a second bucket of table 5) resizes to 32 before it looks
-	// table 5 up, so the order ends as put's.
-	"znode/lazy_resize_compute_more_buckets.json": {byCalls: true, byFile: true},
+// knownOrderGaps lists the znodes Java writes whose table order our model
+// (package javaorder) does not reproduce, with why. For each of them the
+// model must say its order is not exact and the bytes must differ; for every
+// other znode it must say exact and the bytes must be identical. A gap that
+// closes fails the test too, so that this table and the README stay true.
+var knownOrderGaps = map[string]string{
 	// Eleven ids equal modulo 64 make a tree bin in a 64-bin table; Java then
-	// iterates the tree's root first (192), not in insertion order.
-	"znode/treeified_put.json": {byCalls: false, byFile: true},
+	// iterates the tree's root first (192), not in insertion order. javaorder
+	// detects tree bins but does not model their order.
+	"znode/treeified_put.json": "tree bin",
 }
 
 // TestStorageJackson proves, with Jackson (the JSON library of a Fluss
@@ -215,14 +210,13 @@ func TestStorageJackson(t *testing.T) {
 // same bytes.
 //
 // For a znode two encodings are compared with Java's bytes:
-//   - byCalls: EncodeSnapshot with the tables in the order the Java HashMap
-//     was filled (the manifest's "calls"). This is the sidecar's real
-//     situation: it has the tables in some order and must produce the order
-//     Java's map would iterate.
+//   - byModel: EncodeSnapshot with the tables in the order package javaorder
+//     works out from what the Java side was given (the manifest's "calls" for
+//     a HashMap<Long,…> filled by put or computeIfAbsent, or its "request" for
+//     a coordinator's two-map path). This is the sidecar's real situation:
+//     producer orders the tables this way before writing the znode.
 //   - byFile: EncodeSnapshot of what DecodeSnapshot read, that is with the
-//     tables already in Java's iteration order. This is what re-writing a
-//     znode read from ZooKeeper would give; it equals the file whenever
-//     re-filling a map in its own iteration order keeps that order.
+//     tables in the file's order, which EncodeSnapshot keeps.
 //
 // The table order never changes what a reader gets (every reader maps the
 // list by table id); knownOrderGaps lists where our order differs.
@@ -253,8 +247,8 @@ func testJavaWritesGoReads(t *testing.T, sc storageCompat) {
 		})
 	}
 	// Guard against a manifest that silently lost its cases.
-	if kinds["znode"] < 15 || kinds["offsets"] < 10 {
-		t.Fatalf("the manifest has %d znodes and %d offsets files, want at least 15 and 10", kinds["znode"], kinds["offsets"])
+	if kinds["znode"] < 23 || kinds["offsets"] < 10 {
+		t.Fatalf("the manifest has %d znodes and %d offsets files, want at least 23 and 10", kinds["znode"], kinds["offsets"])
 	}
 	for name := range knownOrderGaps {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
@@ -280,33 +274,47 @@ func checkJavaZnode(t *testing.T, l storageLine, data []byte) {
 	for _, ref := range want.Tables {
 		paths[ref.TableID] = ref.OffsetsPath
 	}
-	byCalls := offsets.Snapshot{ExpirationTime: want.ExpirationTime}
-	for _, id := range l.Calls {
+	var order []int64
+	var exact bool
+	switch l.Fill {
+	case "put":
+		order, exact = javaorder.PutOrder(l.Calls)
+	case "computeIfAbsent":
+		order, exact = javaorder.ComputeIfAbsentOrder(l.Calls)
+	case "request":
+		var req []javaorder.Bucket
+		for _, b := range l.Request {
+			jb := javaorder.Bucket{TableID: b.Table, BucketID: b.Bucket}
+			if b.Partition != nil {
+				jb.Partitioned, jb.PartitionID = true, *b.Partition
+			}
+			req = append(req, jb)
+		}
+		order, exact = javaorder.CoordinatorTableOrder(req)
+	default:
+		t.Fatalf("unknown fill %q", l.Fill)
+	}
+	byModel := offsets.Snapshot{ExpirationTime: want.ExpirationTime}
+	for _, id := range order {
 		p, ok := paths[id]
 		if !ok {
-			t.Fatalf("manifest calls name table %d, which the file lacks", id)
+			t.Fatalf("the model orders table %d, which the file lacks", id)
 		}
-		byCalls.Tables = append(byCalls.Tables, offsets.FileRef{TableID: id, OffsetsPath: p})
+		byModel.Tables = append(byModel.Tables, offsets.FileRef{TableID: id, OffsetsPath: p})
 	}
-	wantEq := struct{ byCalls, byFile bool }{true, true}
-	if gap, ok := knownOrderGaps[l.File]; ok {
-		wantEq = gap
+	_, gap := knownOrderGaps[l.File]
+	if exact == gap {
+		t.Errorf("javaorder says exact=%v, but knownOrderGaps says gap=%v", exact, gap)
 	}
-	for _, c := range []struct {
-		name string
-		enc  []byte
-		want bool
-	}{
-		{"by the order the map was filled (" + l.Fill + ")", zk.EncodeSnapshot(byCalls), wantEq.byCalls},
-		{"by the decoded file order", zk.EncodeSnapshot(got), wantEq.byFile},
-	} {
-		if eq := bytes.Equal(c.enc, data); eq != c.want {
-			if c.want {
-				t.Errorf("EncodeSnapshot %s differs from Jackson:\n ours    %s\n jackson %s", c.name, c.enc, data)
-			} else {
-				t.Errorf("EncodeSnapshot %s now equals Jackson's bytes, but knownOrderGaps says it differs: update knownOrderGaps and compat_test/README.md", c.name)
-			}
+	if enc := zk.EncodeSnapshot(byModel); bytes.Equal(enc, data) == gap {
+		if gap {
+			t.Errorf("EncodeSnapshot in the model's order now equals Jackson's bytes, but knownOrderGaps says it differs: update knownOrderGaps and compat_test/README.md")
+		} else {
+			t.Errorf("EncodeSnapshot in the model's order (%s) differs from Jackson:\n ours    %s\n jackson %s", l.Fill, enc, data)
 		}
+	}
+	if enc := zk.EncodeSnapshot(got); !bytes.Equal(enc, data) {
+		t.Errorf("EncodeSnapshot of the decoded file differs from Jackson:\n ours    %s\n jackson %s", enc, data)
 	}
 }
 
@@ -502,15 +510,18 @@ func testGoWritesJavaReads(t *testing.T, sc storageCompat) {
 		file := "znode/" + c.name + ".json"
 		write(file, zk.EncodeSnapshot(c.in))
 		// The expected meaning is built here, not decoded by our decoder:
-		// the tables in Java HashMap order, each id once with its last path.
+		// the tables in the order given, each id once (at its first
+		// position) with its last path.
 		last := map[int64]string{}
 		var ids []int64
 		for _, ref := range c.in.Tables {
-			ids = append(ids, ref.TableID)
+			if _, dup := last[ref.TableID]; !dup {
+				ids = append(ids, ref.TableID)
+			}
 			last[ref.TableID] = ref.OffsetsPath
 		}
 		want := offsets.Snapshot{ExpirationTime: c.in.ExpirationTime}
-		for _, id := range zk.JavaHashMapOrder(ids) {
+		for _, id := range ids {
 			want.Tables = append(want.Tables, offsets.FileRef{TableID: id, OffsetsPath: last[id]})
 		}
 		wantZnode[file] = want

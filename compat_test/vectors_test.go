@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/javaorder"
 	_ "github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
@@ -235,10 +237,29 @@ func TestStorageVectors(t *testing.T) {
 			case "producer_znode":
 				var s offsets.Snapshot
 				s.ExpirationTime = v.Snapshot.ExpirationTime
+				var given []int64
 				for _, tb := range v.Snapshot.Tables {
 					s.Tables = append(s.Tables, offsets.FileRef{TableID: tb.TableID, OffsetsPath: tb.OffsetsPath})
+					given = append(given, tb.TableID)
 				}
-				if got := zk.EncodeSnapshot(s); string(got) != v.JSON {
+				// EncodeSnapshot writes the order it is given; a vector with
+				// decoded_tables states the order of a HashMap<Long,…> filled
+				// by put, which javaorder must reproduce.
+				enc := s
+				if v.DecodedTables != nil {
+					if got, exact := javaorder.PutOrder(given); !exact || !slices.Equal(got, v.DecodedTables) {
+						t.Fatalf("javaorder.PutOrder(%v) = %v (exact %v), want %v", given, got, exact, v.DecodedTables)
+					}
+					byID := map[int64]offsets.FileRef{}
+					for _, ref := range s.Tables {
+						byID[ref.TableID] = ref
+					}
+					enc.Tables = nil
+					for _, id := range v.DecodedTables {
+						enc.Tables = append(enc.Tables, byID[id])
+					}
+				}
+				if got := zk.EncodeSnapshot(enc); string(got) != v.JSON {
 					t.Fatalf("EncodeSnapshot = %s\nwant            %s", got, v.JSON)
 				}
 				dec, err := zk.DecodeSnapshot([]byte(v.JSON))

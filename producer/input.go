@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/javaorder"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 )
 
@@ -110,6 +111,45 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 		}
 	}
 	return out, nil
+}
+
+// coordinatorOrder puts the tables normalize returned into the order a Fluss
+// coordinator lists them in the znode for the same request (see
+// javaorder.CoordinatorTableOrder), which depends on every bucket of the
+// request in wire order, not only on the order tables first appear. exact is
+// false in the rare requests where Java's tree bins decide the order; the
+// tables then keep the model's best guess.
+func coordinatorOrder(in []TableInput, tables []offsets.TableOffsets) (ordered []offsets.TableOffsets, exact bool) {
+	var buckets []javaorder.Bucket
+	for _, t := range in {
+		for _, b := range t.Buckets {
+			jb := javaorder.Bucket{TableID: t.TableID, BucketID: b.BucketID}
+			if b.PartitionID != nil {
+				jb.Partitioned, jb.PartitionID = true, *b.PartitionID
+			}
+			buckets = append(buckets, jb)
+		}
+	}
+	ids, exact := javaorder.CoordinatorTableOrder(buckets)
+	byID := make(map[int64]offsets.TableOffsets, len(tables))
+	for _, t := range tables {
+		byID[t.TableID] = t
+	}
+	ordered = make([]offsets.TableOffsets, 0, len(tables))
+	for _, id := range ids {
+		if t, ok := byID[id]; ok {
+			ordered = append(ordered, t)
+			delete(byID, id)
+		}
+	}
+	// Every table normalize kept has a bucket, so the model names them all;
+	// keep any it did not, rather than lose a table.
+	for _, t := range tables {
+		if _, left := byID[t.TableID]; left {
+			ordered = append(ordered, t)
+		}
+	}
+	return ordered, exact
 }
 
 // expiration returns now+ttl in epoch milliseconds, refusing a sum that does

