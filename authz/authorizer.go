@@ -234,10 +234,16 @@ func (a *Authorizer) latestChange(ctx context.Context) (string, error) {
 }
 
 // watch follows /fluss-acl-changes until ctx ends.
+// stepTimeout bounds each step of the background ACL watch (one poll, one
+// full reload), so a ZooKeeper call that never answers cannot stall it.
+const stepTimeout = 30 * time.Second
+
 func (a *Authorizer) watch(ctx context.Context) {
 	defer close(a.done)
 	for {
-		ch, err := a.poll(ctx)
+		stepCtx, cancel := context.WithTimeout(ctx, stepTimeout)
+		ch, err := a.poll(stepCtx)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -265,7 +271,9 @@ func (a *Authorizer) watch(ctx context.Context) {
 	}
 }
 
-func (a *Authorizer) fullReload(ctx context.Context) {
+func (a *Authorizer) fullReload(runCtx context.Context) {
+	ctx, cancel := context.WithTimeout(runCtx, stepTimeout)
+	defer cancel()
 	seq, err := a.latestChange(ctx)
 	if err == nil {
 		var all map[Resource][]ACL
@@ -277,7 +285,16 @@ func (a *Authorizer) fullReload(ctx context.Context) {
 			return
 		}
 	}
-	a.log.Warn("full ACL reload failed; retrying", "error", err)
+	a.log.Warn("full ACL reload failed; retrying", "error", err, "retry_in", a.cfg.RetryDelay)
+	// Wait before asking again, so a ZooKeeper that fails fast does not
+	// make this a busy loop.
+	t := time.NewTimer(a.cfg.RetryDelay)
+	defer t.Stop()
+	select {
+	case <-runCtx.Done():
+		return
+	case <-t.C:
+	}
 	select {
 	case a.resync <- struct{}{}:
 	default:

@@ -209,6 +209,9 @@ func (m *Map) forward(key string, ch <-chan zk.Event, ev event) {
 	}()
 }
 
+// stepTimeout bounds one update step (a scan or a table read).
+const stepTimeout = 30 * time.Second
+
 func (m *Map) loop() {
 	defer close(m.done)
 	for {
@@ -218,15 +221,19 @@ func (m *Map) loop() {
 			return
 		case ev = <-m.events:
 		}
+		// Each step is bounded, so a ZooKeeper call that never answers
+		// cannot stall the map.
+		ctx, cancel := context.WithTimeout(m.ctx, stepTimeout)
 		var err error
 		switch ev.kind {
 		case evDatabases:
-			err = m.scanAll(m.ctx, ev.full)
+			err = m.scanAll(ctx, ev.full)
 		case evTables:
-			err = m.scanDB(m.ctx, ev.db, false)
+			err = m.scanDB(ctx, ev.db, false)
 		case evTable:
-			err = m.readTable(m.ctx, ev.db, ev.table)
+			err = m.readTable(ctx, ev.db, ev.table)
 		}
+		cancel()
 		if err != nil && m.ctx.Err() == nil {
 			m.log.Warn("table map update failed; rescanning", "error", err, "retry_in", m.cfg.RetryDelay)
 			t := time.NewTimer(m.cfg.RetryDelay)
