@@ -22,7 +22,9 @@ if [ -z "${ZK_ADDRESS:-}" ]; then
 		exit 1
 	fi
 	echo "starting ZooKeeper on 127.0.0.1:$ZK_PORT (data in $DATA_DIR/zk, log in $DATA_DIR/zk.log)"
-	bin/zkrun -dir "$DATA_DIR/zk" -port "$ZK_PORT" >"$DATA_DIR/zk.log" 2>&1 &
+	# Its own session, so that Ctrl-C reaches only the sidecar: the trap
+	# below stops ZooKeeper after the sidecar has closed its session.
+	setsid bin/zkrun -dir "$DATA_DIR/zk" -port "$ZK_PORT" >"$DATA_DIR/zk.log" 2>&1 &
 	zk_pid=$!
 	ZK_ADDRESS="127.0.0.1:$ZK_PORT"
 	for _ in $(seq 1 120); do
