@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -196,14 +197,15 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, erro
 // expiration is taken after the files are written, so slow storage does not
 // shorten the TTL. If the znode already exists the files are removed.
 func (r *Registry) store(ctx context.Context, id string, tables []offsets.TableOffsets, ttlMillis int64) (bool, error) {
-	refs := make([]offsets.FileRef, 0, len(tables))
-	for _, t := range tables {
-		path, err := r.files.WriteOffsets(ctx, id, t)
-		if err != nil {
-			r.deleteFiles(ctx, id, refs)
-			return false, err
-		}
-		refs = append(refs, offsets.FileRef{TableID: t.TableID, OffsetsPath: path})
+	refs := make([]offsets.FileRef, len(tables))
+	err := forEach(ctx, len(tables), func(ctx context.Context, i int) error {
+		path, err := r.files.WriteOffsets(ctx, id, tables[i])
+		refs[i] = offsets.FileRef{TableID: tables[i].TableID, OffsetsPath: path}
+		return err
+	})
+	if err != nil {
+		r.deleteFiles(ctx, id, written(refs))
+		return false, err
 	}
 	exp, ferr := expiration(id, r.nowMillis(), ttlMillis)
 	if ferr != nil {
@@ -265,19 +267,44 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 
 // readFiles reads every file of a snapshot. missing names the first file that
 // does not exist; err is any other failure.
+// The files are read in parallel (at most fileConcurrency at once); tables
+// keep the order of refs.
 func (r *Registry) readFiles(ctx context.Context, refs []offsets.FileRef) (tables []offsets.TableOffsets, missing string, err error) {
-	tables = make([]offsets.TableOffsets, 0, len(refs))
-	for _, ref := range refs {
-		t, err := r.files.ReadOffsets(ctx, ref.OffsetsPath)
+	tables = make([]offsets.TableOffsets, len(refs))
+	var missingOnce sync.Once
+	err = forEach(ctx, len(refs), func(ctx context.Context, i int) error {
+		t, err := r.files.ReadOffsets(ctx, refs[i].OffsetsPath)
 		if err != nil {
 			if r.isNotFound(err) {
-				return nil, ref.OffsetsPath, nil
+				missingOnce.Do(func() { missing = refs[i].OffsetsPath })
+				return errFileMissing
 			}
-			return nil, "", fmt.Errorf("read offsets file %s: %w", ref.OffsetsPath, err)
+			return fmt.Errorf("read offsets file %s: %w", refs[i].OffsetsPath, err)
 		}
-		tables = append(tables, t)
+		tables[i] = t
+		return nil
+	})
+	if missing != "" {
+		return nil, missing, nil
+	}
+	if err != nil {
+		return nil, "", err
 	}
 	return tables, "", nil
+}
+
+// errFileMissing stops a parallel read at the first missing file.
+var errFileMissing = errors.New("offsets file missing")
+
+// written keeps the refs whose file was written.
+func written(refs []offsets.FileRef) []offsets.FileRef {
+	out := make([]offsets.FileRef, 0, len(refs))
+	for _, ref := range refs {
+		if ref.OffsetsPath != "" {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // DeleteCheck lets the caller veto a delete after seeing which tables the
@@ -376,11 +403,12 @@ func (r *Registry) cleanupOne(ctx context.Context, id string, now int64) (bool, 
 // deleteFiles removes files best effort: a file left behind is an orphan
 // that cleanup removes later, never a correctness problem.
 func (r *Registry) deleteFiles(ctx context.Context, id string, refs []offsets.FileRef) {
-	for _, ref := range refs {
-		if err := r.files.DeleteOffsets(ctx, ref.OffsetsPath); err != nil {
-			r.log.Warn("could not delete offsets file", "producer_id", id, "path", ref.OffsetsPath, "error", err)
+	_ = forEach(ctx, len(refs), func(ctx context.Context, i int) error {
+		if err := r.files.DeleteOffsets(ctx, refs[i].OffsetsPath); err != nil {
+			r.log.Warn("could not delete offsets file", "producer_id", id, "path", refs[i].OffsetsPath, "error", err)
 		}
-	}
+		return nil // one failure must not stop the other deletes
+	})
 }
 
 // storeError passes API errors through and wraps every other failure with
