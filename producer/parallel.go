@@ -5,17 +5,16 @@ import (
 	"sync"
 )
 
-// fileConcurrency bounds how many offsets files one operation reads or
-// writes at once. A snapshot has one file per table; on object storage each
-// file is a round trip of tens of milliseconds, so a snapshot of many tables
-// is much faster in parallel, while the bound keeps one request from
+// DefaultFileConcurrency bounds how many offsets files one operation reads
+// or writes at once. A snapshot has one file per table; on object storage
+// each file is a round trip of tens of milliseconds, so a snapshot of many
+// tables is much faster in parallel, while the bound keeps one request from
 // flooding the store.
-const fileConcurrency = 8
+const DefaultFileConcurrency = 8
 
-// forEach runs fn(ctx, i) for i in [0, n) with at most fileConcurrency at
-// once. It stops starting new calls after the first error, cancels the
+// forEach runs fn(ctx, i) for i in [0, n) with at most limit at once. It stops starting new calls after the first error, cancels the
 // context the others see, waits for them, and returns that first error.
-func forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+func forEach(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
@@ -28,7 +27,7 @@ func forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) err
 		wg       sync.WaitGroup
 		once     sync.Once
 		firstErr error
-		slots    = make(chan struct{}, fileConcurrency)
+		slots    = make(chan struct{}, max(limit, 1))
 	)
 	for i := 0; i < n; i++ {
 		select {

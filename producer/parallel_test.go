@@ -27,11 +27,11 @@ func TestForEach(t *testing.T) {
 			var running, peak atomic.Int32
 			var mu sync.Mutex
 			done := map[int]bool{}
-			// Hold every call until fileConcurrency are running at once (or
+			// Hold every call until DefaultFileConcurrency are running at once (or
 			// all n have started), so the bound is really exercised.
 			full := make(chan struct{})
 			var closeFull sync.Once
-			err := forEach(context.Background(), c.n, func(ctx context.Context, i int) error {
+			err := forEach(context.Background(), c.n, DefaultFileConcurrency, func(ctx context.Context, i int) error {
 				now := running.Add(1)
 				defer running.Add(-1)
 				for {
@@ -40,7 +40,7 @@ func TestForEach(t *testing.T) {
 						break
 					}
 				}
-				if int(now) == min(fileConcurrency, c.n) {
+				if int(now) == min(DefaultFileConcurrency, c.n) {
 					closeFull.Do(func() { close(full) })
 				}
 				if i == c.failAt {
@@ -60,8 +60,8 @@ func TestForEach(t *testing.T) {
 			if !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, c.wantErr)
 			}
-			if p := peak.Load(); p > fileConcurrency {
-				t.Fatalf("%d calls ran at once, bound is %d", p, fileConcurrency)
+			if p := peak.Load(); p > DefaultFileConcurrency {
+				t.Fatalf("%d calls ran at once, bound is %d", p, DefaultFileConcurrency)
 			}
 			if c.wantErr == nil && len(done) != c.n {
 				t.Fatalf("%d of %d calls completed", len(done), c.n)
@@ -77,7 +77,7 @@ func TestForEachHonoursCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := 0
-	err := forEach(ctx, 10, func(context.Context, int) error { calls++; return nil })
+	err := forEach(ctx, 10, DefaultFileConcurrency, func(context.Context, int) error { calls++; return nil })
 	if !errors.Is(err, context.Canceled) || calls != 0 {
 		t.Fatalf("err %v after %d calls; want context.Canceled and none", err, calls)
 	}

@@ -77,6 +77,9 @@ type Config struct {
 	IsNotFound func(error) bool
 	// DefaultTTL is coordinator.producer-offsets.ttl (Fluss default 24h).
 	DefaultTTL time.Duration
+	// FileConcurrency bounds the offsets files one operation reads or
+	// writes at once (default DefaultFileConcurrency).
+	FileConcurrency int
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger hclog.Logger
@@ -92,6 +95,8 @@ type Registry struct {
 	now        func() time.Time
 	log        hclog.Logger
 	locks      keyedMutex
+
+	fileConcurrency int
 }
 
 // attempts bounds the optimistic loops, as Fluss does.
@@ -111,12 +116,16 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	if cfg.FileConcurrency <= 0 {
+		cfg.FileConcurrency = DefaultFileConcurrency
+	}
 	if cfg.IsNotFound == nil {
 		cfg.IsNotFound = func(error) bool { return false }
 	}
 	return &Registry{
 		snapshots: cfg.Snapshots, files: cfg.Files, isNotFound: cfg.IsNotFound,
 		defaultTTL: cfg.DefaultTTL, now: cfg.Now, log: cfg.Logger.Named("producer"),
+		fileConcurrency: cfg.FileConcurrency,
 	}, nil
 }
 
@@ -198,7 +207,7 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, erro
 // shorten the TTL. If the znode already exists the files are removed.
 func (r *Registry) store(ctx context.Context, id string, tables []offsets.TableOffsets, ttlMillis int64) (bool, error) {
 	refs := make([]offsets.FileRef, len(tables))
-	err := forEach(ctx, len(tables), func(ctx context.Context, i int) error {
+	err := forEach(ctx, len(tables), r.fileConcurrency, func(ctx context.Context, i int) error {
 		path, err := r.files.WriteOffsets(ctx, id, tables[i])
 		refs[i] = offsets.FileRef{TableID: tables[i].TableID, OffsetsPath: path}
 		return err
@@ -272,7 +281,7 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 func (r *Registry) readFiles(ctx context.Context, refs []offsets.FileRef) (tables []offsets.TableOffsets, missing string, err error) {
 	tables = make([]offsets.TableOffsets, len(refs))
 	var missingOnce sync.Once
-	err = forEach(ctx, len(refs), func(ctx context.Context, i int) error {
+	err = forEach(ctx, len(refs), r.fileConcurrency, func(ctx context.Context, i int) error {
 		t, err := r.files.ReadOffsets(ctx, refs[i].OffsetsPath)
 		if err != nil {
 			if r.isNotFound(err) {
@@ -403,7 +412,7 @@ func (r *Registry) cleanupOne(ctx context.Context, id string, now int64) (bool, 
 // deleteFiles removes files best effort: a file left behind is an orphan
 // that cleanup removes later, never a correctness problem.
 func (r *Registry) deleteFiles(ctx context.Context, id string, refs []offsets.FileRef) {
-	_ = forEach(ctx, len(refs), func(ctx context.Context, i int) error {
+	_ = forEach(ctx, len(refs), r.fileConcurrency, func(ctx context.Context, i int) error {
 		if err := r.files.DeleteOffsets(ctx, refs[i].OffsetsPath); err != nil {
 			r.log.Warn("could not delete offsets file", "producer_id", id, "path", refs[i].OffsetsPath, "error", err)
 		}
