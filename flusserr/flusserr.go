@@ -21,6 +21,7 @@ const (
 	NetworkException       Code = 1
 	UnsupportedVersion     Code = 2
 	CorruptMessage         Code = 3
+	RecordTooLarge         Code = 13
 	UnknownTableOrBucket   Code = 21
 	RequestTimeOut         Code = 25
 	StorageException       Code = 26

@@ -45,3 +45,19 @@ type Incarnation struct {
 	Czxid   int64
 	Version int32
 }
+
+// Equal reports whether s and o have the same expiration time and name the
+// same files for the same tables, in the same order. Offsets file names
+// hold random UUIDs, so two snapshots with files are equal only when they
+// are the same write.
+func (s Snapshot) Equal(o Snapshot) bool {
+	if s.ExpirationTime != o.ExpirationTime || len(s.Tables) != len(o.Tables) {
+		return false
+	}
+	for i := range s.Tables {
+		if s.Tables[i] != o.Tables[i] {
+			return false
+		}
+	}
+	return true
+}

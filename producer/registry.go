@@ -16,26 +16,49 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // SnapshotStore keeps one snapshot znode per producer. zk.ProducerStore
-// implements it.
+// implements it over ZooKeeper, memstore.Store in memory.
+//
+// Every write reports one of three outcomes: applied (nil error and true),
+// definitely not applied (nil error and false, or an error that does not
+// match storeerr.ErrOutcomeUnknown), or unknown (an error matching
+// storeerr.ErrOutcomeUnknown: the write may have been applied, or may be
+// applied later). The registry settles unknown outcomes by reading after
+// Sync.
 type SnapshotStore interface {
-	// CreateSnapshot creates the producer's znode if none exists; created is
-	// false when one already existed.
+	// CheckSnapshot refuses, with an error of class storeerr.ErrTooLarge, a
+	// snapshot the store could not hold. Writes check it too, before
+	// sending anything.
+	CheckSnapshot(producerID string, s offsets.Snapshot) error
+	// CreateSnapshot creates the producer's znode if none exists; created
+	// is false when one already existed.
 	CreateSnapshot(ctx context.Context, producerID string, s offsets.Snapshot) (created bool, err error)
 	// GetSnapshot reads the producer's znode; found is false when absent.
 	GetSnapshot(ctx context.Context, producerID string) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error)
+	// ReplaceSnapshotIf overwrites the znode in place with s only if it is
+	// still the incarnation read earlier; replaced is false when the znode
+	// is absent, another incarnation, or was modified.
+	ReplaceSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation, s offsets.Snapshot) (replaced bool, err error)
 	// DeleteSnapshotIf deletes the znode only if it is still the incarnation
 	// read earlier; deleted is true also when no znode is left.
 	DeleteSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation) (deleted bool, err error)
+	// Sync makes the reads that follow it see every write the store
+	// applied before Sync was called, the session's own writes included.
+	Sync(ctx context.Context) error
 	// ListProducerIDs lists every producer with a znode.
 	ListProducerIDs(ctx context.Context) ([]string, error)
 }
 
 // FileStore keeps the offsets files. remote.Store implements it.
 type FileStore interface {
+	// PlannedPath returns a path as long as the one WriteOffsets would
+	// return for this producer and table, for size checks before writing.
+	PlannedPath(producerID string, tableID int64) string
 	// WriteOffsets writes a new file and returns its fully qualified path.
+	// A failed write leaves no file behind.
 	WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error)
 	// ReadOffsets reads a file by the path stored in a znode; a missing file
 	// is reported with an error for which IsNotFound is true.
@@ -80,21 +103,33 @@ type Config struct {
 	// FileConcurrency bounds the offsets files one operation reads or
 	// writes at once (default DefaultFileConcurrency).
 	FileConcurrency int
+	// SettleTimeout bounds the work a write does after its first znode
+	// write was sent: settling an unknown outcome and removing replaced
+	// files. That work goes on when the caller's context ends, so that a
+	// client that goes away or a request that times out never leaves a
+	// snapshot half done (default DefaultSettleTimeout).
+	SettleTimeout time.Duration
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger hclog.Logger
 }
 
+// DefaultSettleTimeout is Config.SettleTimeout's default, a ZooKeeper
+// session timeout's worth (Fluss's default is 60 s).
+const DefaultSettleTimeout = 60 * time.Second
+
 // Registry runs the producer offsets algorithms. It is safe for concurrent
 // use; operations on one producer id are serialized within the process.
 type Registry struct {
-	snapshots  SnapshotStore
-	files      FileStore
-	isNotFound func(error) bool
-	defaultTTL time.Duration
-	now        func() time.Time
-	log        hclog.Logger
-	locks      keyedMutex
+	snapshots     SnapshotStore
+	files         FileStore
+	isNotFound    func(error) bool
+	defaultTTL    time.Duration
+	settleTimeout time.Duration
+	now           func() time.Time
+	log           hclog.Logger
+	locks         keyedMutex
+	background    sync.WaitGroup // writes settling after their caller left
 
 	fileConcurrency int
 }
@@ -119,20 +154,48 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.FileConcurrency <= 0 {
 		cfg.FileConcurrency = DefaultFileConcurrency
 	}
+	if cfg.SettleTimeout <= 0 {
+		cfg.SettleTimeout = DefaultSettleTimeout
+	}
 	if cfg.IsNotFound == nil {
 		cfg.IsNotFound = func(error) bool { return false }
 	}
 	return &Registry{
 		snapshots: cfg.Snapshots, files: cfg.Files, isNotFound: cfg.IsNotFound,
-		defaultTTL: cfg.DefaultTTL, now: cfg.Now, log: cfg.Logger.Named("producer"),
-		fileConcurrency: cfg.FileConcurrency,
+		defaultTTL: cfg.DefaultTTL, settleTimeout: cfg.SettleTimeout, now: cfg.Now,
+		log: cfg.Logger.Named("producer"), fileConcurrency: cfg.FileConcurrency,
 	}, nil
 }
 
 func (r *Registry) nowMillis() int64 { return r.now().UnixMilli() }
 
+// Wait blocks until every write that outlived its caller has settled, or
+// ctx ends. Shutdown calls it before closing the stores.
+func (r *Registry) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { r.background.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Register stores a snapshot of the producer's offsets unless a live one
-// exists. An expired snapshot is replaced.
+// exists. An expired snapshot is replaced in place.
+//
+// The rules that keep an answered CREATED readable (docs/semantics.md):
+//   - a snapshot that is too large for the store is refused before any
+//     file is written;
+//   - once the first znode write is sent, the register runs to its end on
+//     its own, bounded by SettleTimeout, whether or not the caller is still
+//     there; the caller gets REQUEST_TIME_OUT if its context ends first;
+//   - a write whose outcome is unknown is settled by reading after Sync;
+//   - a file is deleted only when storage proved that no znode names it:
+//     the znode write that would name it was never sent, or was answered
+//     "not applied" with no earlier attempt left unknown. Otherwise it stays
+//     for orphan cleanup, whose grace period protects it.
 func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, error) {
 	if err := ValidateID(in.ProducerID); err != nil {
 		return 0, err
@@ -150,62 +213,151 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, erro
 	if in.TTLMillis != nil {
 		ttl = *in.TTLMillis
 	}
-	if _, ferr := expiration(id, r.nowMillis(), ttl); ferr != nil {
+	exp, ferr := expiration(id, r.nowMillis(), ttl)
+	if ferr != nil {
 		return 0, ferr
+	}
+	if err := r.checkSize(id, exp, tables); err != nil {
+		return 0, err
 	}
 
 	unlock, err := r.locks.lock(ctx, id)
 	if err != nil {
 		return 0, r.storeError("register", id, err)
 	}
-	defer unlock()
+	return r.detached(ctx, "register", id, unlock, func(bg context.Context) (Result, error) {
+		return r.register(ctx, bg, id, tables, ttl)
+	})
+}
+
+// checkSize refuses a snapshot the store could not hold, before anything is
+// written. Offsets paths are planned at their final length.
+func (r *Registry) checkSize(id string, exp int64, tables []offsets.TableOffsets) error {
+	planned := offsets.Snapshot{ExpirationTime: exp, Tables: make([]offsets.FileRef, len(tables))}
+	for i, t := range tables {
+		planned.Tables[i] = offsets.FileRef{TableID: t.TableID, OffsetsPath: r.files.PlannedPath(id, t.TableID)}
+	}
+	if err := r.snapshots.CheckSnapshot(id, planned); err != nil {
+		if errors.Is(err, storeerr.ErrTooLarge) {
+			return flusserr.Newf(flusserr.RecordTooLarge,
+				"Failed to register producer offsets for producer %s: the snapshot of %d tables is too large for ZooKeeper: %v", id, len(tables), err)
+		}
+		return r.storeError("register", id, err)
+	}
+	return nil
+}
+
+// detached runs op on its own goroutine with a context that the caller's
+// cancellation does not reach (bounded by SettleTimeout), holding the
+// producer's lock until op ends. The caller waits for op or for its own
+// context, whichever ends first; in the second case op goes on.
+func (r *Registry) detached(ctx context.Context, opName, id string, unlock func(), op func(bg context.Context) (Result, error)) (Result, error) {
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.settleTimeout)
+	type outcome struct {
+		res Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	r.background.Add(1)
+	go func() {
+		defer r.background.Done()
+		defer cancel()
+		defer unlock()
+		res, err := op(bg)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		select {
+		case o := <-done:
+			return o.res, o.err
+		default:
+		}
+		r.log.Warn("caller left before the operation settled; it goes on", "op", opName, "producer_id", id, "error", ctx.Err())
+		return 0, r.storeError(opName, id, storeerr.New(storeerr.ErrTimeout, true,
+			fmt.Errorf("the request ended before the operation settled, which goes on; retry to learn its outcome: %w", ctx.Err())))
+	}
+}
+
+// register is Register's work under the producer's lock. caller is the
+// client's context: it may stop the register only before the first znode
+// write is sent. bg carries everything from then on.
+func (r *Registry) register(caller, bg context.Context, id string, tables []offsets.TableOffsets, ttl int64) (Result, error) {
 	for attempt := 0; attempt < attempts; attempt++ {
+		if err := caller.Err(); err != nil {
+			return 0, r.storeError("register", id, err)
+		}
 		now := r.nowMillis()
 		// Look before writing files: a live snapshot means there is nothing
 		// to write (Fluss writes and deletes files on every such call).
-		existing, inc, found, err := r.snapshots.GetSnapshot(ctx, id)
+		existing, inc, found, err := r.snapshots.GetSnapshot(bg, id)
 		if err != nil {
 			return 0, r.storeError("register", id, err)
 		}
+		if found && !existing.Expired(now) {
+			return AlreadyExists, nil
+		}
+		refs, err := r.writeFiles(bg, id, tables)
+		if err != nil {
+			return 0, r.storeError("register", id, err)
+		}
+		// The last moment the caller can still stop the register: nothing
+		// names the files yet.
+		if err := caller.Err(); err != nil {
+			r.deleteFiles(bg, id, refs)
+			return 0, r.storeError("register", id, err)
+		}
+		// The expiration is taken after the files are written, so slow
+		// storage does not shorten the TTL.
+		exp, ferr := expiration(id, r.nowMillis(), ttl)
+		if ferr != nil {
+			r.deleteFiles(bg, id, refs)
+			return 0, ferr
+		}
+		snap := offsets.Snapshot{ExpirationTime: exp, Tables: refs}
+		var w write
 		if found {
-			if !existing.Expired(now) {
-				return AlreadyExists, nil
-			}
-			deleted, err := r.snapshots.DeleteSnapshotIf(ctx, id, inc)
-			if err != nil {
-				return 0, r.storeError("register", id, err)
-			}
-			if !deleted {
-				continue // replaced under us: look again
-			}
-			r.deleteFiles(ctx, id, existing.Tables)
+			w = r.replace(bg, id, inc, snap)
+		} else {
+			w = r.create(bg, id, snap)
 		}
-		created, err := r.store(ctx, id, tables, ttl)
-		if err != nil {
-			return 0, r.storeError("register", id, err)
-		}
-		if created {
+		switch {
+		case w.applied:
+			if found {
+				// The replaced snapshot's files: its znode no longer names them.
+				r.deleteFiles(bg, id, existing.Tables)
+			}
 			return Created, nil
+		case !w.uncertain:
+			r.deleteFiles(bg, id, refs) // proven: no znode names them
+		default:
+			r.log.Warn("register left its files for orphan cleanup: an attempt's outcome was unknown",
+				"producer_id", id, "files", len(refs))
 		}
+		if w.err != nil {
+			return 0, r.storeError("register", id, w.err)
+		}
+		// Another writer changed the snapshot meanwhile: look again.
 	}
 	// Every attempt lost a race. Answer ALREADY_EXISTS only when a live
 	// snapshot really is there (Fluss answers it regardless).
-	existing, _, found, err := r.snapshots.GetSnapshot(ctx, id)
+	existing, _, found, err := r.snapshots.GetSnapshot(bg, id)
 	if err != nil {
 		return 0, r.storeError("register", id, err)
 	}
 	if found && !existing.Expired(r.nowMillis()) {
 		return AlreadyExists, nil
 	}
-	return 0, flusserr.Newf(flusserr.StorageException,
-		"Failed to register producer offsets for producer %s: the snapshot kept changing concurrently, retry", id)
+	return 0, r.storeError("register", id, storeerr.New(storeerr.ErrUnavailable, false,
+		errors.New("the snapshot kept changing concurrently, retry")))
 }
 
-// store writes one file per table and then creates the znode that names
-// them, in the order of tables (a coordinator's, see coordinatorOrder). The
-// expiration is taken after the files are written, so slow storage does not
-// shorten the TTL. If the znode already exists the files are removed.
-func (r *Registry) store(ctx context.Context, id string, tables []offsets.TableOffsets, ttlMillis int64) (bool, error) {
+// writeFiles writes one file per table, in the order of tables (a
+// coordinator's, see coordinatorOrder). If one write fails, the files
+// already written are removed: nothing names them yet.
+func (r *Registry) writeFiles(ctx context.Context, id string, tables []offsets.TableOffsets) ([]offsets.FileRef, error) {
 	refs := make([]offsets.FileRef, len(tables))
 	err := forEach(ctx, len(tables), r.fileConcurrency, func(ctx context.Context, i int) error {
 		path, err := r.files.WriteOffsets(ctx, id, tables[i])
@@ -213,23 +365,10 @@ func (r *Registry) store(ctx context.Context, id string, tables []offsets.TableO
 		return err
 	})
 	if err != nil {
-		r.deleteFiles(ctx, id, written(refs))
-		return false, err
+		r.deleteFiles(context.WithoutCancel(ctx), id, written(refs))
+		return nil, err
 	}
-	exp, ferr := expiration(id, r.nowMillis(), ttlMillis)
-	if ferr != nil {
-		r.deleteFiles(ctx, id, refs)
-		return false, ferr
-	}
-	created, err := r.snapshots.CreateSnapshot(ctx, id, offsets.Snapshot{ExpirationTime: exp, Tables: refs})
-	if err != nil || !created {
-		// On an error the znode's fate is unknown only if the store could not
-		// tell; zk.ProducerStore resolves ambiguous creates itself, so an
-		// error here means no znode of ours names these files.
-		r.deleteFiles(ctx, id, refs)
-		return false, err
-	}
-	return true, nil
+	return refs, nil
 }
 
 // Get returns the producer's snapshot; found is false when there is none.
@@ -323,7 +462,8 @@ type DeleteCheck func(tableIDs []int64) error
 
 // Delete removes the producer's snapshot: the znode first, then its files.
 // Deleting a missing snapshot succeeds. The znode is removed only if it is
-// the one that check approved.
+// the one that check approved. Once the delete is sent it runs to its end
+// even if the caller leaves (see Register).
 func (r *Registry) Delete(ctx context.Context, producerID *string, check DeleteCheck) error {
 	if err := ValidateID(producerID); err != nil {
 		return err
@@ -333,9 +473,18 @@ func (r *Registry) Delete(ctx context.Context, producerID *string, check DeleteC
 	if err != nil {
 		return r.storeError("delete", id, err)
 	}
-	defer unlock()
+	_, err = r.detached(ctx, "delete", id, unlock, func(bg context.Context) (Result, error) {
+		return 0, r.delete(ctx, bg, id, check)
+	})
+	return err
+}
+
+func (r *Registry) delete(caller, bg context.Context, id string, check DeleteCheck) error {
 	for attempt := 0; attempt < attempts; attempt++ {
-		s, inc, found, err := r.snapshots.GetSnapshot(ctx, id)
+		if err := caller.Err(); err != nil {
+			return r.storeError("delete", id, err)
+		}
+		s, inc, found, err := r.snapshots.GetSnapshot(bg, id)
 		if err != nil {
 			return r.storeError("delete", id, err)
 		}
@@ -351,17 +500,17 @@ func (r *Registry) Delete(ctx context.Context, producerID *string, check DeleteC
 				return err
 			}
 		}
-		deleted, err := r.snapshots.DeleteSnapshotIf(ctx, id, inc)
-		if err != nil {
-			return r.storeError("delete", id, err)
-		}
-		if deleted {
-			r.deleteFiles(ctx, id, s.Tables)
+		w := r.deleteIf(bg, id, inc)
+		if w.applied {
+			r.deleteFiles(bg, id, s.Tables)
 			return nil
 		}
+		if w.err != nil {
+			return r.storeError("delete", id, w.err)
+		}
 	}
-	return flusserr.Newf(flusserr.StorageException,
-		"Failed to delete producer offsets for producer %s: the snapshot kept changing concurrently, retry", id)
+	return r.storeError("delete", id, storeerr.New(storeerr.ErrUnavailable, false,
+		errors.New("the snapshot kept changing concurrently, retry")))
 }
 
 // CleanupExpired deletes every snapshot expired at the start of the run and
@@ -400,9 +549,9 @@ func (r *Registry) cleanupOne(ctx context.Context, id string, now int64) (bool, 
 	if err != nil || !found || !s.Expired(now) {
 		return false, err
 	}
-	deleted, err := r.snapshots.DeleteSnapshotIf(ctx, id, inc)
-	if err != nil || !deleted {
-		return false, err
+	w := r.deleteIf(ctx, id, inc)
+	if !w.applied {
+		return false, w.err
 	}
 	r.deleteFiles(ctx, id, s.Tables)
 	r.log.Debug("deleted expired snapshot", "producer_id", id, "expiration_time", s.ExpirationTime)

@@ -1,9 +1,14 @@
 package remote
 
 import (
+	"context"
 	"errors"
+	"io/fs"
+	"syscall"
 
 	"gocloud.dev/gcerrors"
+
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 var (
@@ -21,13 +26,12 @@ var (
 )
 
 // IsRetriable reports whether err is a transient storage failure worth
-// retrying: gcerrors codes DeadlineExceeded, Internal, ResourceExhausted
-// (throttling) and Unknown (which covers plain I/O errors and unavailable
-// servers; gocloud.dev has no Unavailable code). A missing file, a path outside the
-// store, an invalid name, bad offsets and a malformed file are permanent, as
+// retrying at once: storeerr classes ErrUnavailable and ErrTimeout (see
+// Classify). A full disk, a refused access, a missing file, a path outside
+// the store, an invalid name, bad offsets and a malformed file are not, nor
 // is a cancelled context.
 func IsRetriable(err error) bool {
-	if err == nil {
+	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	for _, perm := range []error{ErrNotFound, ErrOutsidePath, ErrInvalidName, ErrInvalidOffsets, ErrMalformedOffsetsFile} {
@@ -35,9 +39,51 @@ func IsRetriable(err error) bool {
 			return false
 		}
 	}
+	return storeerr.Transient(classified(err))
+}
+
+// Classify returns the storeerr class of a storage failure:
+//   - ErrNoSpace for a full disk or exceeded quota (ENOSPC, EDQUOT, EFBIG);
+//   - ErrPermission for permission denied, a read-only file system, or an
+//     object store's PermissionDenied;
+//   - ErrCorrupt for a malformed offsets file;
+//   - ErrTimeout for an expired deadline;
+//   - ErrUnavailable for other I/O errors, throttling and server failures
+//     (gcerrors Internal, Unknown, ResourceExhausted, DeadlineExceeded of
+//     the service);
+//   - nil for what is none of these (not found, invalid arguments).
+func Classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EFBIG):
+		return storeerr.ErrNoSpace
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES),
+		errors.Is(err, syscall.EPERM), gcerrors.Code(err) == gcerrors.PermissionDenied:
+		return storeerr.ErrPermission
+	case errors.Is(err, ErrMalformedOffsetsFile), errors.Is(err, storeerr.ErrCorrupt):
+		return storeerr.ErrCorrupt
+	case errors.Is(err, context.DeadlineExceeded):
+		return storeerr.ErrTimeout
+	case errors.Is(err, context.Canceled):
+		return storeerr.ErrUnavailable
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrOutsidePath), errors.Is(err, ErrInvalidName), errors.Is(err, ErrInvalidOffsets):
+		return nil
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.DeadlineExceeded, gcerrors.Internal, gcerrors.Unknown, gcerrors.ResourceExhausted:
-		return true
+		return storeerr.ErrUnavailable
 	}
-	return false
+	return nil
+}
+
+// classified attaches err's storeerr class to it.
+func classified(err error) error {
+	if err == nil || storeerr.Classify(err) != nil {
+		return err
+	}
+	if c := Classify(err); c != nil {
+		return storeerr.New(c, false, err)
+	}
+	return err
 }

@@ -27,6 +27,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // ProducersDirName is the directory under remote.data.dir that holds the
@@ -293,10 +294,23 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 		return s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	})
 	if err != nil {
-		return "", fmt.Errorf("remote: write offsets file %s: %w", path, err)
+		// Nothing names the file yet; a failed write must not leave a
+		// partial one (a full disk leaves zero-byte files otherwise).
+		if derr := s.bucket.Delete(context.WithoutCancel(ctx), key); derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
+			s.log.Warn("could not remove a failed offsets file", "path", path, "error", derr)
+		}
+		return "", classified(fmt.Errorf("remote: write offsets file %s: %w", path, err))
 	}
 	s.log.Debug("wrote offsets file", "producer_id", producerID, "path", path)
 	return path, nil
+}
+
+// PlannedPath returns a path of the length WriteOffsets returns for this
+// producer and table (with an all-zero UUID), for size checks before any
+// file is written.
+func (s *Store) PlannedPath(producerID string, tableID int64) string {
+	return s.producers.String() + "/" + producerID + "/" + strconv.FormatInt(tableID, 10) + "/" +
+		"00000000-0000-0000-0000-000000000000" + OffsetsFileSuffix
 }
 
 // ReadOffsets reads and decodes the offsets file at offsetsPath, which may
@@ -319,11 +333,11 @@ func (s *Store) ReadOffsets(ctx context.Context, offsetsPath string) (offsets.Ta
 		return offsets.TableOffsets{}, fmt.Errorf("remote: %w: %s", ErrNotFound, offsetsPath)
 	}
 	if err != nil {
-		return offsets.TableOffsets{}, fmt.Errorf("remote: read offsets file %s: %w", offsetsPath, err)
+		return offsets.TableOffsets{}, classified(fmt.Errorf("remote: read offsets file %s: %w", offsetsPath, err))
 	}
 	t, err := DecodeTableOffsets(data)
 	if err != nil {
-		return offsets.TableOffsets{}, fmt.Errorf("remote: offsets file %s: %w", offsetsPath, err)
+		return offsets.TableOffsets{}, storeerr.New(storeerr.ErrCorrupt, false, fmt.Errorf("remote: offsets file %s: %w", offsetsPath, err))
 	}
 	return t, nil
 }
@@ -353,7 +367,7 @@ func (s *Store) DeleteOffsets(ctx context.Context, offsetsPath string) error {
 		return s.bucket.Delete(ctx, key)
 	})
 	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		return fmt.Errorf("remote: delete offsets file %s: %w", offsetsPath, err)
+		return classified(fmt.Errorf("remote: delete offsets file %s: %w", offsetsPath, err))
 	}
 	s.log.Debug("deleted offsets file", "path", offsetsPath)
 	return nil

@@ -132,7 +132,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	conn, _, err := gozk.Connect(cfg.servers(), cfg.SessionTimeout,
 		gozk.WithLogger(zkLogger{c.log}),
 		gozk.WithEventCallback(c.onEvent),
-		gozk.WithMaxBufferSize(104857600), // Fluss's default jute.maxbuffer
+		gozk.WithMaxBufferSize(cfg.MaxBufferSize),
 	)
 	if err != nil {
 		return nil, &OpError{Op: "connect", Path: cfg.Address, Class: ErrUnavailable, Err: err}
@@ -287,11 +287,11 @@ func (c *Client) Close() {
 func call[T any](ctx context.Context, c *Client, op, full string, fn func() (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
-		return zero, classify(op, full, err)
+		return zero, classify(op, full, fmt.Errorf("%w: %w", errNotSent, err))
 	}
 	select {
 	case <-c.done:
-		return zero, classify(op, full, errClientClosed)
+		return zero, classify(op, full, fmt.Errorf("%w: %w", errNotSent, errClientClosed))
 	default:
 	}
 	type result struct {
@@ -523,6 +523,62 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 	_, err = call(ctx, c, "delete", full, func() (struct{}, error) {
 		return struct{}{}, c.conn.Delete(full, version)
 	})
+	return err
+}
+
+// MaxWriteBytes is the largest znode data a single write may carry: the
+// smaller of the client's and the servers' buffer limits, less room for the
+// request's path and headers.
+func (c *Client) MaxWriteBytes() int {
+	return min(c.cfg.MaxBufferSize, c.cfg.ServerMaxBuffer) - requestOverhead
+}
+
+// requestOverhead is kept free in every request for its header, path, ACL
+// and the multi framing around a create.
+const requestOverhead = 4096
+
+// createWithData creates path as a PERSISTENT znode that holds data at data
+// version 1: one multi of a create with empty data and a setData of data,
+// which ZooKeeper applies atomically, so no reader ever sees the empty
+// znode. Parents are created as Create does.
+func (c *Client) createWithData(ctx context.Context, path string, data []byte) error {
+	full, err := c.checkPath("create", path)
+	if err != nil {
+		return err
+	}
+	multi := func() error {
+		_, err := call(ctx, c, "create", full, func() (struct{}, error) {
+			res, err := c.conn.Multi(
+				&gozk.CreateRequest{Path: full, Data: []byte{}, Acl: openACL, Flags: gozk.FlagPersistent},
+				&gozk.SetDataRequest{Path: full, Data: data, Version: 0},
+			)
+			return struct{}{}, multiError(res, err)
+		})
+		return err
+	}
+	err = multi()
+	if errors.Is(err, ErrNoNode) {
+		if err := c.createParents(ctx, full); err != nil {
+			return err
+		}
+		err = multi()
+	}
+	return err
+}
+
+// multiError returns the error of the operation that made a multi fail,
+// which says more than the multi's own.
+func multiError(res []gozk.MultiResponse, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, r := range res {
+		for _, known := range []error{gozk.ErrNoNode, gozk.ErrNodeExists, gozk.ErrBadVersion, gozk.ErrNoAuth} {
+			if errors.Is(r.Error, known) {
+				return r.Error
+			}
+		}
+	}
 	return err
 }
 

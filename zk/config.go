@@ -13,6 +13,10 @@ const (
 	DefaultRoot              = "/fluss"
 	DefaultSessionTimeout    = 60 * time.Second
 	DefaultConnectionTimeout = 15 * time.Second
+	// DefaultMaxBufferSize is zookeeper.client.max-buffer-size's default.
+	DefaultMaxBufferSize = 100 * 1024 * 1024
+	// DefaultServerMaxBuffer is ZooKeeper's default jute.maxbuffer.
+	DefaultServerMaxBuffer = 0xfffff
 )
 
 // Config is how to reach ZooKeeper; the fields follow Fluss's options of the
@@ -29,6 +33,15 @@ type Config struct {
 	// ProducerStore keeps trying to learn the outcome of an interrupted
 	// create.
 	ConnectionTimeout time.Duration
+	// MaxBufferSize is zookeeper.client.max-buffer-size (default 100 MiB):
+	// the largest packet the client sends or accepts.
+	MaxBufferSize int
+	// ServerMaxBuffer is the ZooKeeper servers' jute.maxbuffer (default
+	// 1 MiB - 1), which clients cannot query: a request larger than it
+	// makes the server drop the connection, failing every request of the
+	// session. Writes larger than min(MaxBufferSize, ServerMaxBuffer) are
+	// refused before they are sent.
+	ServerMaxBuffer int
 	// Logger receives the client's logs under the sub-logger "zk"; nil
 	// discards them.
 	Logger hclog.Logger
@@ -44,6 +57,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConnectionTimeout <= 0 {
 		c.ConnectionTimeout = DefaultConnectionTimeout
+	}
+	if c.MaxBufferSize <= 0 {
+		c.MaxBufferSize = DefaultMaxBufferSize
+	}
+	if c.ServerMaxBuffer <= 0 {
+		c.ServerMaxBuffer = DefaultServerMaxBuffer
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -70,6 +89,12 @@ func (c Config) Validate() error {
 	}
 	if c.SessionTimeout < 0 {
 		return errors.New("zookeeper.client.session-timeout must not be negative")
+	}
+	if c.MaxBufferSize < 0 {
+		return errors.New("zookeeper.client.max-buffer-size must not be negative")
+	}
+	if c.ServerMaxBuffer < 0 {
+		return errors.New("sidecar.zookeeper.server-max-buffer must not be negative")
 	}
 	if c.ConnectionTimeout < 0 {
 		return errors.New("zookeeper.client.connection-timeout must not be negative")

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // Error classes. Every error a Client or ProducerStore method returns for a
@@ -32,6 +34,8 @@ type OpError struct {
 	// ErrUnavailable, or nil for other failures (ACL, not empty, …).
 	Class error
 	Err   error // the go-zookeeper or context error
+	// Store is the storeerr class of the failure, or nil.
+	Store error
 }
 
 func (e *OpError) Error() string {
@@ -42,12 +46,29 @@ func (e *OpError) Error() string {
 	return msg + e.Err.Error()
 }
 
-// Unwrap returns the class and the cause, so errors.Is matches both.
+// Unwrap returns the class, the cause and the storeerr classes (including
+// storeerr.ErrOutcomeUnknown for a write that may have been applied), so
+// errors.Is matches all of them.
 func (e *OpError) Unwrap() []error {
-	if e.Class == nil {
-		return []error{e.Err}
+	out := []error{e.Err}
+	if e.Class != nil {
+		out = append(out, e.Class)
 	}
-	return []error{e.Class, e.Err}
+	if e.Store != nil {
+		out = append(out, e.Store)
+	}
+	if e.isWrite() && e.MaybeApplied() {
+		out = append(out, storeerr.ErrOutcomeUnknown)
+	}
+	return out
+}
+
+func (e *OpError) isWrite() bool {
+	switch e.Op {
+	case "create", "set", "delete", "multi":
+		return true
+	}
+	return false
 }
 
 // MaybeApplied reports whether a write that failed with this error may still
@@ -59,7 +80,7 @@ func (e *OpError) MaybeApplied() bool {
 	if e.Class != ErrUnavailable {
 		return false
 	}
-	return !errors.Is(e.Err, gozk.ErrNoServer)
+	return !errors.Is(e.Err, gozk.ErrNoServer) && !errors.Is(e.Err, errNotSent)
 }
 
 // classify wraps a go-zookeeper or context error; nil stays nil.
@@ -75,18 +96,47 @@ func classify(op, path string, err error) error {
 		class = ErrNodeExists
 	case errors.Is(err, gozk.ErrBadVersion):
 		class = ErrBadVersion
+	case errors.Is(err, context.DeadlineExceeded):
+		class = ErrUnavailable
 	case errors.Is(err, gozk.ErrConnectionClosed),
 		errors.Is(err, gozk.ErrSessionExpired),
 		errors.Is(err, gozk.ErrNoServer),
 		errors.Is(err, gozk.ErrClosing),
 		errors.Is(err, gozk.ErrSessionMoved),
 		errors.Is(err, errClientClosed),
-		errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, context.Canceled):
 		class = ErrUnavailable
 	}
-	return &OpError{Op: op, Path: path, Class: class, Err: err}
+	return &OpError{Op: op, Path: path, Class: class, Err: err, Store: storeClass(err)}
 }
+
+// storeClass maps a go-zookeeper or context error to its storeerr class.
+func storeClass(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return storeerr.ErrTimeout
+	case errors.Is(err, gozk.ErrConnectionClosed),
+		errors.Is(err, gozk.ErrSessionExpired),
+		errors.Is(err, gozk.ErrNoServer),
+		errors.Is(err, gozk.ErrClosing),
+		errors.Is(err, gozk.ErrSessionMoved),
+		errors.Is(err, errClientClosed),
+		errors.Is(err, context.Canceled):
+		return storeerr.ErrUnavailable
+	case errors.Is(err, gozk.ErrNoAuth), errors.Is(err, gozk.ErrAuthFailed), errors.Is(err, gozk.ErrInvalidACL):
+		return storeerr.ErrPermission
+	case errors.Is(err, errTooLarge):
+		return storeerr.ErrTooLarge
+	}
+	return nil
+}
+
+// errTooLarge is the cause of a write refused because its data exceeds
+// Client.MaxWriteBytes.
+var errTooLarge = errors.New("znode data exceeds the ZooKeeper buffer limit")
+
+// errNotSent wraps the cause of a call refused before its request was sent.
+var errNotSent = errors.New("request not sent")
 
 // errClientClosed is the cause of ErrUnavailable after Close.
 var errClientClosed = errors.New("zk client closed")

@@ -1,14 +1,13 @@
 package zk
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // ProducersPath is the logical parent of every producer znode. It is created
@@ -17,27 +16,20 @@ import (
 const ProducersPath = "/producers"
 
 // ProducerStore reads and writes producer snapshot znodes,
-// /producers/<producerId>, exactly as a Fluss coordinator stores them.
-// Producer ids must already be validated (see the spec's §7.4); the store
-// only refuses ids that are not a single path segment.
+// /producers/<producerId>, with exactly the bytes a Fluss coordinator
+// stores. Producer ids must already be validated (see the spec's §7.4); the
+// store only refuses ids that are not a single path segment.
+//
+// Unlike a coordinator, the store never leaves a snapshot at data version 0
+// (see CreateSnapshot), which is what keeps a coordinator's stale versioned
+// delete from removing it (weakness W3).
 type ProducerStore struct {
 	c *Client
-	// create performs one create attempt; tests replace it to simulate a
-	// lost connection.
-	create func(ctx context.Context, path string, data []byte) error
-	// retryPause is the pause between attempts to re-read after a lost
-	// connection.
-	retryPause time.Duration
 }
 
 // NewProducerStore returns a store over c.
 func NewProducerStore(c *Client) *ProducerStore {
-	p := &ProducerStore{c: c, retryPause: 200 * time.Millisecond}
-	p.create = func(ctx context.Context, path string, data []byte) error {
-		_, err := c.Create(ctx, path, data, Persistent)
-		return err
-	}
-	return p
+	return &ProducerStore{c: c}
 }
 
 // Client returns the store's client.
@@ -51,102 +43,96 @@ func producerPath(producerID string) (string, error) {
 	return ProducersPath + "/" + producerID, nil
 }
 
+// CheckSnapshot refuses a snapshot whose znode would exceed
+// Client.MaxWriteBytes, with an error of class storeerr.ErrTooLarge.
+func (p *ProducerStore) CheckSnapshot(producerID string, s offsets.Snapshot) error {
+	_, err := p.encode(producerID, s)
+	return err
+}
+
+func (p *ProducerStore) encode(producerID string, s offsets.Snapshot) ([]byte, error) {
+	data := EncodeSnapshot(s)
+	if limit := p.c.MaxWriteBytes(); len(data) > limit {
+		return nil, &OpError{Op: "create", Path: p.c.FullPath(ProducersPath + "/" + producerID), Store: storeerr.ErrTooLarge,
+			Err: fmt.Errorf("%w: %d bytes, limit %d (min of zookeeper.client.max-buffer-size and the servers' jute.maxbuffer, less %d)",
+				errTooLarge, len(data), limit, requestOverhead)}
+	}
+	return data, nil
+}
+
 // CreateSnapshot stores s at /producers/<producerID> if no snapshot is
 // there: created is true when this call made the znode and false when one
 // already existed (Fluss's tryRegisterProducerOffsets).
 //
-// Unlike Curator's blind retry (weakness W7), a create whose outcome is
-// unknown because the connection was lost is settled by reading the znode
-// back once ZooKeeper answers again (bounded by ctx and the client's
-// ConnectionTimeout): if it holds exactly the bytes this call wrote, the
-// create was ours and created is true; other bytes mean another writer won
-// (false); no znode means the create was not applied, and it is tried once
-// more. So an own write is never reported as already existing. Two writers
-// producing identical bytes (same expiration millisecond and the same file
-// paths, which hold random UUIDs) would be indistinguishable.
+// The znode is created with empty data and set to s in one ZooKeeper multi,
+// so it is born at data version 1 with a coordinator's exact bytes. A
+// coordinator only ever deletes a producer znode by the version it read
+// from it, and its own snapshots stay at version 0, so a versioned delete it
+// sends for a snapshot it read earlier cannot remove ours. A coordinator
+// reads, replaces, deletes and cleans up version-1 znodes as any other.
 //
-// If ctx ends while the create is in flight, the error is ErrUnavailable and
-// the outcome is unknown: the znode may appear later with these bytes.
+// An error matching storeerr.ErrOutcomeUnknown means the create may have
+// been applied (the caller settles it by reading back); s larger than
+// Client.MaxWriteBytes is refused unsent.
 func (p *ProducerStore) CreateSnapshot(ctx context.Context, producerID string, s offsets.Snapshot) (created bool, err error) {
 	path, err := producerPath(producerID)
 	if err != nil {
 		return false, err
 	}
-	data := EncodeSnapshot(s)
-	uncertain := false // an earlier attempt may have created the znode
-	const attempts = 2
-	for attempt := 1; ; attempt++ {
-		err := p.create(ctx, path, data)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, ErrNodeExists):
-			if !uncertain {
-				return false, nil
-			}
-			ours, found, rerr := p.readBack(ctx, path, data)
-			if rerr != nil {
-				return false, rerr
-			}
-			if found {
-				return ours, nil
-			}
-			// Deleted in between: nothing of ours is there; try again.
-		case maybeApplied(err) && ctx.Err() == nil:
-			uncertain = true
-			p.c.log.Warn("create of producer snapshot interrupted; reading it back",
-				"producer_id", producerID, "error", err)
-			ours, found, rerr := p.readBack(ctx, path, data)
-			if rerr != nil {
-				return false, rerr
-			}
-			if found {
-				return ours, nil
-			}
-		default:
-			return false, err
-		}
-		if attempt >= attempts {
-			return false, &OpError{Op: "create", Path: p.c.FullPath(path), Class: ErrUnavailable,
-				Err: errors.New("outcome unknown: the znode kept changing while the create was settled")}
-		}
+	data, err := p.encode(producerID, s)
+	if err != nil {
+		return false, err
 	}
+	err = p.c.createWithData(ctx, path, data)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNodeExists):
+		return false, nil
+	}
+	return false, err
 }
 
-func maybeApplied(err error) bool {
-	var oe *OpError
-	return errors.As(err, &oe) && oe.MaybeApplied()
+// ReplaceSnapshotIf overwrites /producers/<producerID> with s in place, with
+// a setData conditioned on inc's data version, after checking that the
+// znode's creation zxid is still inc's: replaced is false when the znode is
+// absent, another incarnation, or another version. The data version only
+// grows within one incarnation, so two writers replacing the same expired
+// snapshot cannot both succeed. ZooKeeper cannot condition the setData on
+// the creation zxid itself, so one window remains: a delete and re-create at
+// the same version by someone else between the check and the setData (one
+// round trip) is not detected (docs/semantics.md measures it).
+func (p *ProducerStore) ReplaceSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation, s offsets.Snapshot) (replaced bool, err error) {
+	path, err := producerPath(producerID)
+	if err != nil {
+		return false, err
+	}
+	data, err := p.encode(producerID, s)
+	if err != nil {
+		return false, err
+	}
+	ok, st, err := p.c.Exists(ctx, path)
+	if err != nil || !ok || st.Czxid != inc.Czxid || st.Version != inc.Version {
+		return false, err
+	}
+	_, err = p.c.Set(ctx, path, data, inc.Version)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNoNode), errors.Is(err, ErrBadVersion):
+		return false, nil
+	}
+	return false, err
 }
 
-// readBack reads path once ZooKeeper answers (retrying while it is
-// unavailable, up to the client's ConnectionTimeout and ctx) and reports
-// whether it exists and holds exactly want.
-func (p *ProducerStore) readBack(ctx context.Context, path string, want []byte) (ours, found bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, p.c.cfg.ConnectionTimeout)
-	defer cancel()
-	for {
-		// sync makes the server we read from catch up with the leader, so a
-		// create that was committed is seen.
-		err := p.c.sync(ctx, ProducersPath)
-		if err == nil || errors.Is(err, ErrNoNode) {
-			var data []byte
-			data, _, err = p.c.Get(ctx, path)
-			switch {
-			case err == nil:
-				return bytes.Equal(data, want), true, nil
-			case errors.Is(err, ErrNoNode):
-				return false, false, nil
-			}
-		}
-		if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
-			return false, false, err
-		}
-		select {
-		case <-ctx.Done():
-			return false, false, classify("get", p.c.FullPath(path), ctx.Err())
-		case <-time.After(p.retryPause):
-		}
+// Sync makes the server this client reads from catch up with the leader,
+// so that the reads that follow see every committed write.
+func (p *ProducerStore) Sync(ctx context.Context) error {
+	err := p.c.sync(ctx, ProducersPath)
+	if errors.Is(err, ErrNoNode) {
+		return nil
 	}
+	return err
 }
 
 // GetSnapshot reads /producers/<producerID>. found is false when there is no
@@ -166,7 +152,7 @@ func (p *ProducerStore) GetSnapshot(ctx context.Context, producerID string) (s o
 	}
 	s, err = DecodeSnapshot(data)
 	if err != nil {
-		return offsets.Snapshot{}, inc, false, fmt.Errorf("zk: producer %s: %w", producerID, err)
+		return offsets.Snapshot{}, inc, false, storeerr.New(storeerr.ErrCorrupt, false, fmt.Errorf("zk: producer %s: %w", producerID, err))
 	}
 	return s, offsets.Incarnation{Czxid: st.Czxid, Version: st.Version}, true, nil
 }

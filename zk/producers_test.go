@@ -3,6 +3,7 @@ package zk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 var offsets0 = offsets.Snapshot{ExpirationTime: 1735538268000, Tables: []offsets.FileRef{}}
@@ -43,7 +45,7 @@ func TestCreateSnapshot(t *testing.T) {
 	}
 
 	// The znode holds exactly the Java bytes, at <root>/producers/<id>,
-	// with data version 0; /producers is an empty parent.
+	// at data version 1 (created empty and set in one multi); /producers is an empty parent.
 	raw := rawConn(t, zkAddr)
 	data, st, err := raw.Get(root + "/producers/job-1")
 	if err != nil {
@@ -52,7 +54,7 @@ func TestCreateSnapshot(t *testing.T) {
 	if want := readGolden(t, "producer_two_tables.json"); string(data) != string(want) {
 		t.Errorf("stored %s\nwant   %s", data, want)
 	}
-	if st.Version != 0 || st.EphemeralOwner != 0 {
+	if st.Version != 1 || st.EphemeralOwner != 0 {
 		t.Errorf("stat %+v", st)
 	}
 	if d, _, err := raw.Get(root + "/producers"); err != nil || len(d) != 0 {
@@ -69,7 +71,7 @@ func TestCreateSnapshot(t *testing.T) {
 	if !reflect.DeepEqual(s, offsets2) {
 		t.Errorf("GetSnapshot = %+v", s)
 	}
-	if inc.Czxid != st.Czxid || inc.Version != 0 {
+	if inc.Czxid != st.Czxid || inc.Version != 1 {
 		t.Errorf("incarnation %+v, stat %+v", inc, st)
 	}
 
@@ -244,91 +246,111 @@ func TestConcurrentCreate(t *testing.T) {
 	}
 }
 
-// lostReply simulates a connection lost before the reply of a create:
-// applied says whether the server had applied it.
-func lostReply(ps *ProducerStore, applied bool, calls *int) func(ctx context.Context, path string, data []byte) error {
-	real := ps.create
-	return func(ctx context.Context, path string, data []byte) error {
-		*calls++
-		if *calls == 1 {
-			if applied {
-				if err := real(ctx, path, data); err != nil {
-					return err
-				}
-			}
-			return &OpError{Op: "create", Path: path, Class: ErrUnavailable, Err: gozk.ErrConnectionClosed}
+
+// TestReplaceSnapshotIf: the in-place replace of an expired snapshot is a
+// compare-and-set on the incarnation; two replacers of one read cannot both
+// win, and a replace of a newer incarnation fails.
+func TestReplaceSnapshotIf(t *testing.T) {
+	ctx := testCtx(t)
+	ps, root := newStore(t)
+	if _, err := ps.CreateSnapshot(ctx, "p", offsets0); err != nil {
+		t.Fatal(err)
+	}
+	_, inc, _, err := ps.GetSnapshot(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err := ps.ReplaceSnapshotIf(ctx, "p", inc, offsets2)
+	if err != nil || !ok {
+		t.Fatalf("first replace: %v %v", ok, err)
+	}
+	ok, err = ps.ReplaceSnapshotIf(ctx, "p", inc, offsets0)
+	if err != nil || ok {
+		t.Fatalf("second replace of the same read: %v %v", ok, err)
+	}
+	got, inc2, _, err := ps.GetSnapshot(ctx, "p")
+	if err != nil || !got.Equal(offsets2) || inc2.Czxid != inc.Czxid || inc2.Version != inc.Version+1 {
+		t.Fatalf("after replace: %+v %+v %v", got, inc2, err)
+	}
+
+	// A stale read of an earlier incarnation at the same version.
+	if deleted, err := ps.DeleteSnapshotIf(ctx, "p", inc2); err != nil || !deleted {
+		t.Fatal(deleted, err)
+	}
+	if _, err := ps.CreateSnapshot(ctx, "p", offsets0); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawConn(t, zkAddr)
+	for range inc2.Version - 1 { // bring the new incarnation to the stale version
+		if _, err := raw.Set(root+"/producers/p", EncodeSnapshot(offsets0), -1); err != nil {
+			t.Fatal(err)
 		}
-		return real(ctx, path, data)
+	}
+	if ok, err := ps.ReplaceSnapshotIf(ctx, "p", inc2, offsets2); err != nil || ok {
+		t.Fatalf("replace of a newer incarnation at the same version: %v %v", ok, err)
+	}
+	if ok, err := ps.ReplaceSnapshotIf(ctx, "absent", inc2, offsets2); err != nil || ok {
+		t.Fatalf("replace of an absent znode: %v %v", ok, err)
 	}
 }
 
-// TestCreateSnapshotLostReply covers weakness W7: the outcome of an
-// interrupted create is learned by reading the znode back, so an own write
-// is never reported as already existing.
-func TestCreateSnapshotLostReply(t *testing.T) {
+// TestCreateSnapshotTooLarge: a snapshot over the buffer limit is refused
+// before it is sent, as permanent and not applied, and the session survives.
+func TestCreateSnapshotTooLarge(t *testing.T) {
 	ctx := testCtx(t)
+	c, err := Connect(ctx, Config{Address: zkAddr, Root: zktest.UniqueRoot(), ServerMaxBuffer: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ps := NewProducerStore(c)
+	big := offsets.Snapshot{ExpirationTime: 1}
+	for i := range 200 {
+		big.Tables = append(big.Tables, offsets.FileRef{TableID: int64(i), OffsetsPath: "file:/some/long/path/producers/p/1/00000000-0000-0000-0000-000000000000.offsets"})
+	}
+	for name, err := range map[string]error{
+		"check":  ps.CheckSnapshot("p", big),
+		"create": func() error { _, err := ps.CreateSnapshot(ctx, "p", big); return err }(),
+	} {
+		if !errors.Is(err, storeerr.ErrTooLarge) || storeerr.OutcomeUnknown(err) || storeerr.Transient(err) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if ok, _, err := c.Exists(ctx, "/producers/p"); err != nil || ok {
+		t.Fatalf("znode exists %v %v", ok, err)
+	}
+	if err := ps.CheckSnapshot("p", offsets2); err != nil {
+		t.Fatal(err)
+	}
+}
 
-	t.Run("applied", func(t *testing.T) {
-		ps, _ := newStore(t)
-		calls := 0
-		ps.create = lostReply(ps, true, &calls)
-		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
-		if err != nil || !created || calls != 1 {
-			t.Fatalf("created %v err %v calls %d", created, err, calls)
+// TestErrorClasses pins the storeerr class and outcome of each kind of
+// ZooKeeper failure.
+func TestErrorClasses(t *testing.T) {
+	cases := []struct {
+		op      string
+		err     error
+		class   error
+		unknown bool
+	}{
+		{"create", gozk.ErrConnectionClosed, storeerr.ErrUnavailable, true},
+		{"create", gozk.ErrSessionExpired, storeerr.ErrUnavailable, true},
+		{"create", gozk.ErrNoServer, storeerr.ErrUnavailable, false},
+		{"create", context.DeadlineExceeded, storeerr.ErrTimeout, true},
+		{"create", context.Canceled, storeerr.ErrUnavailable, true},
+		{"create", fmt.Errorf("%w: %w", errNotSent, context.Canceled), storeerr.ErrUnavailable, false},
+		{"get", gozk.ErrConnectionClosed, storeerr.ErrUnavailable, false},
+		{"set", gozk.ErrNoAuth, storeerr.ErrPermission, false},
+		{"create", gozk.ErrNodeExists, nil, false},
+		{"delete", gozk.ErrBadVersion, nil, false},
+	}
+	for _, c := range cases {
+		err := classify(c.op, "/p", c.err)
+		if got := storeerr.Classify(err); got != c.class {
+			t.Errorf("%s %v: class %v, want %v", c.op, c.err, got, c.class)
 		}
-	})
-	t.Run("not applied", func(t *testing.T) {
-		ps, _ := newStore(t)
-		calls := 0
-		ps.create = lostReply(ps, false, &calls)
-		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
-		if err != nil || !created || calls != 2 {
-			t.Fatalf("created %v err %v calls %d", created, err, calls)
+		if got := storeerr.OutcomeUnknown(err); got != c.unknown {
+			t.Errorf("%s %v: unknown %v, want %v", c.op, c.err, got, c.unknown)
 		}
-		if b, _ := ps.RawSnapshot(ctx, "p"); string(b) != string(EncodeSnapshot(offsets2)) {
-			t.Fatalf("stored %s", b)
-		}
-	})
-	t.Run("someone else's", func(t *testing.T) {
-		ps, _ := newStore(t)
-		if _, err := ps.CreateSnapshot(ctx, "p", offsets0); err != nil {
-			t.Fatal(err)
-		}
-		calls := 0
-		ps.create = lostReply(ps, false, &calls)
-		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
-		if err != nil || created {
-			t.Fatalf("created %v err %v", created, err)
-		}
-	})
-	t.Run("applied then NodeExists on retry", func(t *testing.T) {
-		// The read-back misses the znode (as a lagging server could), the
-		// retry then finds it: the bytes decide.
-		ps, _ := newStore(t)
-		real := ps.create
-		calls := 0
-		ps.create = func(ctx context.Context, path string, data []byte) error {
-			calls++
-			if calls == 1 {
-				return &OpError{Op: "create", Path: path, Class: ErrUnavailable, Err: gozk.ErrConnectionClosed}
-			}
-			if err := real(ctx, path, data); err != nil { // lands "late"
-				return err
-			}
-			return real(ctx, path, data) // NodeExists
-		}
-		created, err := ps.CreateSnapshot(ctx, "p", offsets2)
-		if err != nil || !created {
-			t.Fatalf("created %v err %v", created, err)
-		}
-	})
-	t.Run("never sent", func(t *testing.T) {
-		ps, _ := newStore(t)
-		ps.create = func(ctx context.Context, path string, data []byte) error {
-			return &OpError{Op: "create", Path: path, Class: ErrUnavailable, Err: gozk.ErrNoServer}
-		}
-		if _, err := ps.CreateSnapshot(ctx, "p", offsets2); !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("err %v", err)
-		}
-	})
+	}
 }

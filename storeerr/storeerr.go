@@ -1,0 +1,119 @@
+// Package storeerr names the classes of storage failure that the producer
+// offsets registry must tell apart, whatever store raised them (ZooKeeper,
+// remote storage, the in-memory store, a fault-injecting store):
+//
+//   - whether a write that failed may nevertheless have been applied
+//     (ErrOutcomeUnknown), which decides whether its files may be removed;
+//   - whether retrying can help (ErrUnavailable, ErrTimeout, ErrNoSpace) or
+//     not (ErrPermission, ErrTooLarge, ErrCorrupt), which decides the Fluss
+//     error code a client gets and whether the sidecar retries at all.
+//
+// Stores attach classes by wrapping (errors.Is matches them); Classify finds
+// the one that governs an error. The package does no I/O.
+package storeerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Classes of failure. A store error matches at most one of the first six;
+// ErrOutcomeUnknown can accompany any of them.
+var (
+	// ErrUnavailable: the store could not be reached or lost the session
+	// (connection loss, session expiry, throttling, a 5xx answer). Transient:
+	// a later attempt can succeed.
+	ErrUnavailable = errors.New("storage unavailable")
+	// ErrTimeout: the operation ran out of time. Transient.
+	ErrTimeout = errors.New("storage operation timed out")
+	// ErrNoSpace: the store is full (no space left, quota exceeded). It can
+	// succeed later, once space is freed, but not within one request, so
+	// the sidecar does not retry it.
+	ErrNoSpace = errors.New("storage is full")
+	// ErrPermission: the store refused access (permission denied, read-only
+	// file system, a ZooKeeper ACL). Permanent until an operator acts.
+	ErrPermission = errors.New("storage refused access")
+	// ErrTooLarge: the data exceeds what the store accepts (a znode larger
+	// than ZooKeeper's jute.maxbuffer). Permanent for this request.
+	ErrTooLarge = errors.New("too large for storage")
+	// ErrCorrupt: stored data cannot be decoded (a znode or offsets file
+	// that is not valid Fluss JSON). Permanent until repaired.
+	ErrCorrupt = errors.New("stored data is corrupt")
+
+	// ErrOutcomeUnknown marks a failed write that may still have been, or
+	// may later be, applied: the request was sent and no answer came
+	// (connection lost, context ended). Its caller must settle the outcome
+	// by reading, and must not undo anything the write may depend on.
+	ErrOutcomeUnknown = errors.New("outcome unknown")
+)
+
+// Class is a failure class: one of the sentinel errors above, or nil for a
+// failure that has no class (a bug, an unexpected answer).
+type Class = error
+
+var classes = []error{ErrTimeout, ErrUnavailable, ErrNoSpace, ErrPermission, ErrTooLarge, ErrCorrupt}
+
+// Classify returns the class of err: the first of ErrTimeout, ErrUnavailable,
+// ErrNoSpace, ErrPermission, ErrTooLarge, ErrCorrupt that err matches, or
+// nil.
+func Classify(err error) Class {
+	if err == nil {
+		return nil
+	}
+	for _, c := range classes {
+		if errors.Is(err, c) {
+			return c
+		}
+	}
+	return nil
+}
+
+// Transient reports whether an immediate retry of the failed operation can
+// succeed: ErrUnavailable and ErrTimeout. A full store is not transient in
+// this sense.
+func Transient(err error) bool {
+	c := Classify(err)
+	return c == ErrUnavailable || c == ErrTimeout
+}
+
+// OutcomeUnknown reports whether err says that a write may have been
+// applied despite failing.
+func OutcomeUnknown(err error) bool { return errors.Is(err, ErrOutcomeUnknown) }
+
+// Error is a failure with classes attached. Stores use it when the
+// underlying error carries no class of its own.
+type Error struct {
+	// Class is one of the class sentinels, or nil.
+	Class error
+	// Unknown is true when the outcome of a write is unknown.
+	Unknown bool
+	Err     error
+}
+
+// New wraps err with class (which may be nil) and, when unknown is true,
+// ErrOutcomeUnknown. A nil err stays nil.
+func New(class error, unknown bool, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Class: class, Unknown: unknown, Err: err}
+}
+
+func (e *Error) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("%v (%s)", e.Err, ErrOutcomeUnknown)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the cause and the classes, so errors.Is matches all.
+func (e *Error) Unwrap() []error {
+	out := []error{e.Err}
+	if e.Class != nil {
+		out = append(out, e.Class)
+	}
+	if e.Unknown {
+		out = append(out, ErrOutcomeUnknown)
+	}
+	return out
+}
