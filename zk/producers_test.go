@@ -246,7 +246,6 @@ func TestConcurrentCreate(t *testing.T) {
 	}
 }
 
-
 // TestReplaceSnapshotIf: the in-place replace of an expired snapshot is a
 // compare-and-set on the incarnation; two replacers of one read cannot both
 // win, and a replace of a newer incarnation fails.
