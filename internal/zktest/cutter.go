@@ -1,7 +1,6 @@
 package zktest
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -27,9 +26,10 @@ type Cutter struct {
 	target string
 	wg     sync.WaitGroup // the accept loop and every copy goroutine
 
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
+	mu      sync.Mutex
+	cut     bool
+	conns   map[net.Conn]struct{}
+	stalled chan struct{} // non-nil while Stall holds traffic; closed by Resume
 }
 
 // dialTimeout bounds the forwarder's connection to the target.
@@ -52,6 +52,7 @@ func NewCutter(tb testing.TB, target string) *Cutter {
 	go c.accept()
 	tb.Cleanup(func() {
 		ln.Close()
+		c.Resume()
 		c.Cut()
 		c.wg.Wait()
 	})
@@ -91,6 +92,35 @@ func (c *Cutter) Restore() {
 	c.mu.Lock()
 	c.cut = false
 	c.mu.Unlock()
+}
+
+// Stall holds every byte in both directions, on open connections and new
+// ones, until Resume: the server seems to hang while the connections stay
+// up, as a ZooKeeper server in a long pause does. Requests sent meanwhile
+// reach the server after Resume.
+func (c *Cutter) Stall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stalled == nil {
+		c.stalled = make(chan struct{})
+	}
+}
+
+// Resume lets traffic held by Stall through.
+func (c *Cutter) Resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stalled != nil {
+		close(c.stalled)
+		c.stalled = nil
+	}
+}
+
+// gate returns the channel to wait on while stalled, or nil.
+func (c *Cutter) gate() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stalled
 }
 
 // track registers conns to be closed by Cut; it refuses (false) while cut.
@@ -150,6 +180,20 @@ func (c *Cutter) accept() {
 // other direction ends too.
 func (c *Cutter) pipe(dst, src net.Conn) {
 	defer c.wg.Done()
-	_, _ = io.Copy(dst, src)
-	c.untrack(dst, src)
+	defer c.untrack(dst, src)
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if g := c.gate(); g != nil {
+				<-g
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
