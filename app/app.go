@@ -70,6 +70,8 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		Root:              s.ZooKeeperRoot,
 		SessionTimeout:    s.ZooKeeperSessionTimeout,
 		ConnectionTimeout: s.ZooKeeperConnectionTimeout,
+		MaxBufferSize:     int(s.ZooKeeperMaxBufferSize),
+		ServerMaxBuffer:   int(s.ZooKeeperServerMaxBuffer),
 		Logger:            log,
 	})
 	if err != nil {
@@ -89,8 +91,12 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		Files:      files,
 		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
 		DefaultTTL: s.ProducerOffsetsTTL,
-		Now:        opts.Now,
-		Logger:     log,
+		// A write outlives its request until its outcome is settled, for at
+		// most one session timeout: by then ZooKeeper has either applied
+		// it or expired the session that sent it.
+		SettleTimeout: s.ZooKeeperSessionTimeout,
+		Now:           opts.Now,
+		Logger:        log,
 	})
 	if err != nil {
 		return nil, err
@@ -279,6 +285,11 @@ func (a *App) Close() error {
 			a.cancel()
 		}
 		a.wg.Wait()
+		if a.registry != nil {
+			// Writes that outlived their requests settle before the stores
+			// close (bounded by their settle timeout).
+			_ = a.registry.Wait(context.Background())
+		}
 		if a.authz != nil {
 			a.authz.Close()
 		}

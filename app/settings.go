@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 // Settings is everything the sidecar reads from Fluss configuration, with
@@ -21,6 +22,8 @@ type Settings struct {
 	ZooKeeperRoot              string        // zookeeper.path.root
 	ZooKeeperSessionTimeout    time.Duration // zookeeper.client.session-timeout
 	ZooKeeperConnectionTimeout time.Duration // zookeeper.client.connection-timeout
+	ZooKeeperMaxBufferSize     int64         // zookeeper.client.max-buffer-size
+	ZooKeeperServerMaxBuffer   int64         // sidecar.zookeeper.jute-maxbuffer: the servers' jute.maxbuffer
 
 	RemoteDataDir string // remote.data.dir (required)
 	S3Endpoint    string // s3.endpoint (or fs.oss.endpoint for oss://)
@@ -71,6 +74,8 @@ const (
 	KeyZKAddress           = "zookeeper.address"
 	KeyZKRoot              = "zookeeper.path.root"
 	KeyZKSessionTimeout    = "zookeeper.client.session-timeout"
+	KeyZKMaxBufferSize     = "zookeeper.client.max-buffer-size"
+	KeyZKServerMaxBuffer   = "sidecar.zookeeper.jute-maxbuffer"
 	KeyZKConnTimeout       = "zookeeper.client.connection-timeout"
 	KeyRemoteDataDir       = "remote.data.dir"
 	KeyTTL                 = "coordinator.producer-offsets.ttl"
@@ -117,6 +122,13 @@ func FromConfig(c *config.Config) (Settings, error) {
 	add(err)
 	s.ZooKeeperConnectionTimeout, err = c.Duration(KeyZKConnTimeout, 15*time.Second)
 	add(err)
+	s.ZooKeeperMaxBufferSize, err = c.MemorySize(KeyZKMaxBufferSize, zk.DefaultMaxBufferSize)
+	add(err)
+	s.ZooKeeperServerMaxBuffer, err = c.MemorySize(KeyZKServerMaxBuffer, zk.DefaultServerMaxBuffer)
+	add(err)
+	if s.ZooKeeperMaxBufferSize <= 0 || s.ZooKeeperServerMaxBuffer <= 0 {
+		add(errors.New("'" + KeyZKMaxBufferSize + "' and '" + KeyZKServerMaxBuffer + "' must be positive"))
+	}
 
 	s.RemoteDataDir = c.String(KeyRemoteDataDir, "")
 	if s.RemoteDataDir == "" {

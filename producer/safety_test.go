@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
@@ -346,5 +347,33 @@ func TestCoordinatorNeverRemovesSidecarSnapshots(t *testing.T) {
 	t.Logf("%d rounds: the sidecar created in %d, the coordinator in %d", rounds, sidecarWins.Load(), coordWins.Load())
 	if sidecarWins.Load() == 0 {
 		t.Fatal("the sidecar never won a race: the test did not exercise it")
+	}
+}
+
+// TestTooLargeRefusedBeforeWriting: a snapshot whose znode would exceed
+// ZooKeeper's default jute.maxbuffer (11,000 tables, ~1.4 MB) is refused
+// with RECORD_TOO_LARGE before any file is written, and the session goes
+// on serving (before, ZooKeeper dropped the shared session twice per try).
+func TestTooLargeRefusedBeforeWriting(t *testing.T) {
+	dir := t.TempDir()
+	in := newInstance(t, zkAddr, zktest.UniqueRoot(), "file://"+dir)
+	session := in.zc.SessionID()
+	big := producer.RegisterInput{ProducerID: str("huge")}
+	for i := range 11000 {
+		big.Tables = append(big.Tables, producer.TableInput{TableID: int64(i + 1), Buckets: []producer.BucketInput{bucket(0, 1)}})
+	}
+	_, err := in.reg.Register(ctxT(t), big)
+	var fe *flusserr.Error
+	if !errors.As(err, &fe) || fe.Code != flusserr.RecordTooLarge {
+		t.Fatalf("err %v, want RECORD_TOO_LARGE", err)
+	}
+	if n := len((&env{localDir: dir}).filesOnDisk(t, "huge")); n != 0 {
+		t.Fatalf("%d files written for a refused snapshot", n)
+	}
+	if res := mustRegister(t, in.reg, oneTable("small", 1, nil)); res != producer.Created {
+		t.Fatal(res)
+	}
+	if in.zc.SessionID() != session {
+		t.Fatal("the ZooKeeper session changed")
 	}
 }

@@ -94,7 +94,7 @@ func (c Config) Validate() error {
 		return errors.New("zookeeper.client.max-buffer-size must not be negative")
 	}
 	if c.ServerMaxBuffer < 0 {
-		return errors.New("sidecar.zookeeper.server-max-buffer must not be negative")
+		return errors.New("sidecar.zookeeper.jute-maxbuffer must not be negative")
 	}
 	if c.ConnectionTimeout < 0 {
 		return errors.New("zookeeper.client.connection-timeout must not be negative")
