@@ -377,3 +377,83 @@ func TestTooLargeRefusedBeforeWriting(t *testing.T) {
 		t.Fatal("the ZooKeeper session changed")
 	}
 }
+
+// TestLeaderFailoverLosesNothing: registers run against a three-server
+// ZooKeeper ensemble while its leader is killed, twice, with a request
+// timeout of one second (before, a create that went through during the
+// failover was answered 26 and left a znode naming a deleted file).
+func TestLeaderFailoverLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three ZooKeeper servers")
+	}
+	ctx := ctxT(t)
+	ens, err := zktest.StartEnsemble(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ens.Close)
+	in := newInstance(t, ens.Address(), zktest.UniqueRoot(), "file://"+t.TempDir())
+
+	answers := map[string]bool{}
+	var mu sync.Mutex
+	var seq atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("fo-%d", seq.Add(1))
+				rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				res, err := in.reg.Register(rctx, oneTable(id, 42, nil))
+				cancel()
+				mu.Lock()
+				answers[id] = err == nil && res == producer.Created
+				mu.Unlock()
+			}
+		}()
+	}
+	failovers := 0
+	for range 2 {
+		time.Sleep(300 * time.Millisecond)
+		leader := ens.Leader()
+		if leader == nil {
+			continue
+		}
+		leader.Stop()
+		failovers++
+		time.Sleep(1500 * time.Millisecond) // a new leader is elected meanwhile
+		if err := leader.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if failovers == 0 {
+		t.Fatal("no leader was found to kill")
+	}
+	if err := in.reg.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var created, stored int
+	for id, ok := range answers {
+		got := checkReadable(t, in, id)
+		if got != -1 {
+			stored++
+		}
+		if ok {
+			created++
+			if got != 42 {
+				t.Fatalf("%s answered CREATED, holds %d", id, got)
+			}
+		}
+	}
+	t.Logf("%d registers over %d leader failovers: %d CREATED, %d stored, all readable", len(answers), failovers, created, stored)
+}

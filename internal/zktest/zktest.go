@@ -47,6 +47,19 @@ type ServerConfig struct {
 	// MaxSessionTimeout is the longest session the server grants (default
 	// 120 s, so clients asking for Fluss's 60 s default get it).
 	MaxSessionTimeout time.Duration
+	// ID and Peers make the server a member of an ensemble (see
+	// StartEnsemble): ID is its myid, Peers every member, itself included.
+	// Without Peers the server is standalone.
+	ID    int
+	Peers []Peer
+}
+
+// Peer is one member of an ensemble, all on loopback.
+type Peer struct {
+	ID           int
+	ClientPort   int
+	QuorumPort   int
+	ElectionPort int
 }
 
 func (c *ServerConfig) withDefaults() {
@@ -106,6 +119,15 @@ func WriteConfig(c ServerConfig) (string, error) {
 	b.WriteString("admin.enableServer=false\n")
 	b.WriteString("4lw.commands.whitelist=ruok,srvr\n")
 	b.WriteString("autopurge.purgeInterval=0\n")
+	if len(c.Peers) > 0 {
+		b.WriteString("initLimit=10\nsyncLimit=5\n")
+		for _, p := range c.Peers {
+			fmt.Fprintf(&b, "server.%d=%s:%d:%d\n", p.ID, c.Bind, p.QuorumPort, p.ElectionPort)
+		}
+		if err := os.WriteFile(filepath.Join(dataDir, "myid"), []byte(strconv.Itoa(c.ID)+"\n"), 0o644); err != nil {
+			return "", err
+		}
+	}
 	path := c.ConfigPath()
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return "", err
@@ -205,6 +227,10 @@ func (s *Server) start(ctx context.Context) error {
 		s.mu.Unlock()
 		return err
 	}
+	mainClass := "org.apache.zookeeper.server.ZooKeeperServerMain"
+	if len(s.cfg.Peers) > 0 {
+		mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	}
 	cmd := exec.Command(java,
 		"-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dzookeeper.admin.enableServer=false",
@@ -213,7 +239,7 @@ func (s *Server) start(ctx context.Context) error {
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-cp", classpath,
-		"org.apache.zookeeper.server.ZooKeeperServerMain", s.cfg.ConfigPath())
+		mainClass, s.cfg.ConfigPath())
 	cmd.Dir = s.cfg.Dir
 	cmd.Stdin = nil
 	cmd.Stdout = logFile
