@@ -1,7 +1,7 @@
 // Package memstore keeps producer snapshots and offsets files in memory,
 // with the semantics the registry relies on from ZooKeeper and remote
 // storage: creation ids (zxids) that tell incarnations apart, data versions
-// that start at 1 for a created snapshot and grow with each replace,
+// that start above 0 for a created snapshot and grow with each replace,
 // conditional writes, and the same encodings and size limit (a snapshot
 // whose znode would exceed the limit is refused). It implements
 // producer.SnapshotStore, producer.FileStore and producer.OrphanStore, so
@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,7 +121,8 @@ func (s *Store) encode(producerID string, snap offsets.Snapshot) ([]byte, error)
 	return data, nil
 }
 
-// CreateSnapshot creates the snapshot at data version 1 unless one exists.
+// CreateSnapshot creates the snapshot unless one exists, at a data version
+// in [1, zk.MaxInitialVersion] as the ZooKeeper store does.
 func (s *Store) CreateSnapshot(ctx context.Context, producerID string, snap offsets.Snapshot) (bool, error) {
 	data, err := s.encode(producerID, snap)
 	if err != nil {
@@ -135,7 +137,7 @@ func (s *Store) CreateSnapshot(ctx context.Context, producerID string, snap offs
 		return false, nil
 	}
 	s.zxid++
-	s.znodes[producerID] = &znode{data: data, czxid: s.zxid, version: 1}
+	s.znodes[producerID] = &znode{data: data, czxid: s.zxid, version: 1 + rand.Int32N(zk.MaxInitialVersion)}
 	return true, nil
 }
 

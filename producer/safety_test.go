@@ -32,9 +32,10 @@ type sidecarInstance struct {
 	reg   *producer.Registry
 }
 
-func newInstance(t *testing.T, addr, root, dir string) *sidecarInstance {
+func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	zc, err := zk.Connect(ctx, zk.Config{Address: addr, Root: root})
 	if err != nil {
 		t.Fatal(err)
@@ -456,4 +457,49 @@ func TestLeaderFailoverLosesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("%d registers over %d leader failovers: %d CREATED, %d stored, all readable", len(answers), failovers, created, stored)
+}
+
+// BenchmarkResidualWindow measures how often the one window the sidecar
+// cannot close is hit: between its creation-zxid check and its versioned
+// setData (one ZooKeeper round trip), a coordinator deletes the expired
+// snapshot and creates its own at the same data version, and the sidecar's
+// replace lands on the coordinator's fresh snapshot. Each iteration is one
+// race over a coordinator-made expired snapshot (data version 0) between
+// the sidecar's register and a coordinator's register; "both-created/op"
+// is the share of races in which both answered CREATED, which is the rate
+// of that window (the coordinator's own algorithm runs without cleanup
+// here, so its W3 cannot cause it).
+func BenchmarkResidualWindow(b *testing.B) {
+	root, dir := zktest.UniqueRoot(), "file://"+b.TempDir()
+	sc := newInstance(b, zkAddr, root, dir)
+	co := newInstance(b, zkAddr, root, dir)
+	coord := &coordinator{zc: co.zc, files: co.files}
+	ctx := context.Background()
+	var both, sidecarWins int
+	for i := 0; b.Loop(); i++ {
+		id := fmt.Sprintf("window-%d", i)
+		snap := offsets.Snapshot{ExpirationTime: 1, Tables: []offsets.FileRef{}}
+		if _, err := co.zc.Create(ctx, "/producers/"+id, zk.EncodeSnapshot(snap), zk.Persistent); err != nil {
+			b.Fatal(err)
+		}
+		var res producer.Result
+		var err error
+		var coordCreated bool
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); res, err = sc.reg.Register(ctx, oneTable(id, 100, nil)) }()
+		go func() { defer wg.Done(); coordCreated, _ = coord.register(ctx, id, 200) }()
+		wg.Wait()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res == producer.Created {
+			sidecarWins++
+			if coordCreated {
+				both++
+			}
+		}
+	}
+	b.ReportMetric(float64(both)/float64(b.N), "both-created/op")
+	b.ReportMetric(float64(sidecarWins)/float64(b.N), "sidecar-created/op")
 }

@@ -538,20 +538,27 @@ func (c *Client) MaxWriteBytes() int {
 const requestOverhead = 4096
 
 // createWithData creates path as a PERSISTENT znode that holds data at data
-// version 1: one multi of a create with empty data and a setData of data,
-// which ZooKeeper applies atomically, so no reader ever sees the empty
-// znode. Parents are created as Create does.
-func (c *Client) createWithData(ctx context.Context, path string, data []byte) error {
+// version bump (at least 1): one multi of a create with empty data and bump
+// setData calls, the last of which sets data. ZooKeeper applies a multi
+// atomically, so no reader ever sees the empty znode, and only the last
+// call carries data, so the request is not much larger than data. Parents
+// are created as Create does.
+func (c *Client) createWithData(ctx context.Context, path string, data []byte, bump int32) error {
 	full, err := c.checkPath("create", path)
 	if err != nil {
 		return err
 	}
 	multi := func() error {
 		_, err := call(ctx, c, "create", full, func() (struct{}, error) {
-			res, err := c.conn.Multi(
-				&gozk.CreateRequest{Path: full, Data: []byte{}, Acl: openACL, Flags: gozk.FlagPersistent},
-				&gozk.SetDataRequest{Path: full, Data: data, Version: 0},
-			)
+			ops := []any{&gozk.CreateRequest{Path: full, Data: []byte{}, Acl: openACL, Flags: gozk.FlagPersistent}}
+			for v := range max(bump, 1) {
+				d := []byte{}
+				if v == max(bump, 1)-1 {
+					d = data
+				}
+				ops = append(ops, &gozk.SetDataRequest{Path: full, Data: d, Version: v})
+			}
+			res, err := c.conn.Multi(ops...)
 			return struct{}{}, multiError(res, err)
 		})
 		return err

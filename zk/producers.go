@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"math/rand/v2"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,16 +61,22 @@ func (p *ProducerStore) encode(producerID string, s offsets.Snapshot) ([]byte, e
 	return data, nil
 }
 
+// MaxInitialVersion bounds the data version a created snapshot starts at.
+const MaxInitialVersion = 16
+
 // CreateSnapshot stores s at /producers/<producerID> if no snapshot is
 // there: created is true when this call made the znode and false when one
 // already existed (Fluss's tryRegisterProducerOffsets).
 //
 // The znode is created with empty data and set to s in one ZooKeeper multi,
-// so it is born at data version 1 with a coordinator's exact bytes. A
-// coordinator only ever deletes a producer znode by the version it read
-// from it, and its own snapshots stay at version 0, so a versioned delete it
-// sends for a snapshot it read earlier cannot remove ours. A coordinator
-// reads, replaces, deletes and cleans up version-1 znodes as any other.
+// so it is born with a coordinator's exact bytes at a data version drawn
+// from [1, MaxInitialVersion], never 0. A coordinator only ever deletes a
+// producer znode by the version it read from it, and its own snapshots stay
+// at version 0, so a versioned delete it sends for a snapshot it read
+// earlier cannot remove ours; and a stale versioned write (a coordinator's
+// or another sidecar's) that read an earlier snapshot of ours at version v
+// hits a new one only if that one was also born at v. A coordinator reads,
+// replaces, deletes and cleans up such znodes as any other.
 //
 // An error matching storeerr.ErrOutcomeUnknown means the create may have
 // been applied (the caller settles it by reading back); s larger than
@@ -83,7 +90,7 @@ func (p *ProducerStore) CreateSnapshot(ctx context.Context, producerID string, s
 	if err != nil {
 		return false, err
 	}
-	err = p.c.createWithData(ctx, path, data)
+	err = p.c.createWithData(ctx, path, data, 1+rand.Int32N(MaxInitialVersion))
 	switch {
 	case err == nil:
 		return true, nil
@@ -115,9 +122,15 @@ func (p *ProducerStore) ReplaceSnapshotIf(ctx context.Context, producerID string
 	if err != nil || !ok || st.Czxid != inc.Czxid || st.Version != inc.Version {
 		return false, err
 	}
-	_, err = p.c.Set(ctx, path, data, inc.Version)
+	after, err := p.c.Set(ctx, path, data, inc.Version)
 	switch {
 	case err == nil:
+		if after.Czxid != inc.Czxid {
+			// The residual window was hit: the setData landed on a snapshot
+			// another writer created at the same version since the check.
+			p.c.log.Warn("a snapshot replace overwrote one created concurrently by another writer",
+				"producer_id", producerID, "checked_czxid", inc.Czxid, "overwritten_czxid", after.Czxid)
+		}
 		return true, nil
 	case errors.Is(err, ErrNoNode), errors.Is(err, ErrBadVersion):
 		return false, nil

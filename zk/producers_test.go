@@ -45,7 +45,7 @@ func TestCreateSnapshot(t *testing.T) {
 	}
 
 	// The znode holds exactly the Java bytes, at <root>/producers/<id>,
-	// at data version 1 (created empty and set in one multi); /producers is an empty parent.
+	// at a data version in [1, MaxInitialVersion] (created empty and set in one multi); /producers is an empty parent.
 	raw := rawConn(t, zkAddr)
 	data, st, err := raw.Get(root + "/producers/job-1")
 	if err != nil {
@@ -54,7 +54,7 @@ func TestCreateSnapshot(t *testing.T) {
 	if want := readGolden(t, "producer_two_tables.json"); string(data) != string(want) {
 		t.Errorf("stored %s\nwant   %s", data, want)
 	}
-	if st.Version != 1 || st.EphemeralOwner != 0 {
+	if st.Version < 1 || st.Version > MaxInitialVersion || st.EphemeralOwner != 0 {
 		t.Errorf("stat %+v", st)
 	}
 	if d, _, err := raw.Get(root + "/producers"); err != nil || len(d) != 0 {
@@ -71,7 +71,7 @@ func TestCreateSnapshot(t *testing.T) {
 	if !reflect.DeepEqual(s, offsets2) {
 		t.Errorf("GetSnapshot = %+v", s)
 	}
-	if inc.Czxid != st.Czxid || inc.Version != 1 {
+	if inc.Czxid != st.Czxid || inc.Version != st.Version {
 		t.Errorf("incarnation %+v, stat %+v", inc, st)
 	}
 
@@ -152,14 +152,23 @@ func TestDeleteSnapshotIf(t *testing.T) {
 		t.Fatal("deleted despite wrong version")
 	}
 
-	// ABA: the znode is deleted and created again (version 0 both times);
-	// the old incarnation must not delete the new one.
+	// ABA: the znode is deleted and created again, and brought to the same
+	// data version; the old incarnation must not delete the new one.
 	old, _ := get("q")
 	if err := ps.DeleteSnapshot(ctx, "q"); err != nil {
 		t.Fatal(err)
 	}
 	newer := offsets.Snapshot{ExpirationTime: 42, Tables: []offsets.FileRef{{TableID: 1, OffsetsPath: "/x"}}}
-	mustCreate("q", newer)
+	raw := rawConn(t, zkAddr)
+	full := ps.Client().FullPath("/producers/q")
+	if _, err := raw.Create(full, EncodeSnapshot(newer), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	for range old.Version {
+		if _, err := raw.Set(full, EncodeSnapshot(newer), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cur, _ := get("q")
 	if cur.Version != old.Version || cur.Czxid == old.Czxid {
 		t.Fatalf("setup: old %+v new %+v", old, cur)
@@ -276,11 +285,11 @@ func TestReplaceSnapshotIf(t *testing.T) {
 	if deleted, err := ps.DeleteSnapshotIf(ctx, "p", inc2); err != nil || !deleted {
 		t.Fatal(deleted, err)
 	}
-	if _, err := ps.CreateSnapshot(ctx, "p", offsets0); err != nil {
+	raw := rawConn(t, zkAddr)
+	if _, err := raw.Create(root+"/producers/p", EncodeSnapshot(offsets0), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	raw := rawConn(t, zkAddr)
-	for range inc2.Version - 1 { // bring the new incarnation to the stale version
+	for range inc2.Version { // bring the new incarnation to the stale version
 		if _, err := raw.Set(root+"/producers/p", EncodeSnapshot(offsets0), -1); err != nil {
 			t.Fatal(err)
 		}
