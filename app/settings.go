@@ -156,6 +156,13 @@ func FromConfig(c *config.Config) (Settings, error) {
 	}
 	s.OrphanGracePeriod, err = c.Duration("sidecar.orphan-cleanup.grace-period", time.Hour)
 	add(err)
+	// A register whose outcome is unknown keeps its files while it settles,
+	// for up to a session timeout: cleanup must not take them first.
+	if err == nil && s.OrphanGracePeriod < 2*s.ZooKeeperSessionTimeout {
+		add(fmt.Errorf("'sidecar.orphan-cleanup.grace-period' (%s) must be at least twice '%s' (%s): "+
+			"a write whose outcome is unknown settles for up to one session timeout, and its files must outlive that",
+			s.OrphanGracePeriod, KeyZKSessionTimeout, s.ZooKeeperSessionTimeout))
+	}
 	s.MaxRequestSize, err = c.MemorySize(KeyMaxRequestSize, 100<<20)
 	add(err)
 	if err == nil && (s.MaxRequestSize < 12 || s.MaxRequestSize > 1<<31-1) {
