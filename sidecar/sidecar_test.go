@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -479,4 +481,43 @@ func TestZooKeeperLossIsRetriableAndRecovers(t *testing.T) {
 	if err != nil || flat(got) != "1/-/0=1" {
 		t.Fatalf("after restart: %v %s", err, flat(got))
 	}
+}
+
+// TestClientResetDuringRegisterLosesNothing: clients send a register and
+// reset the connection (RST) 0–6 ms later, as in the run that left 12 of 17
+// snapshots naming a deleted file. Afterwards every snapshot stored is
+// readable through the wire.
+func TestClientResetDuringRegisterLosesNothing(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	const rounds = 200
+	for i := range rounds {
+		body, err := proto.Marshal(registerReq(fmt.Sprintf("rst-%d", i), tbl(7, bo(0, int64(i)))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc := ts.rawConn(t)
+		frame := wire.AppendRequest(nil, wire.RequestHeader{APIKey: sidecar.KeyRegisterProducerOffsets, RequestID: 1}, body)
+		if _, err := nc.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rand.IntN(6000)) * time.Microsecond)
+		nc.(*net.TCPConn).SetLinger(0) // close with a reset
+		nc.Close()
+	}
+	if err := ts.registry.Wait(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := ts.dial(t)
+	stored := 0
+	for i := range rounds {
+		resp := get(t, c, fmt.Sprintf("rst-%d", i)) // fails the test on an error answer
+		if resp.ProducerId == nil {
+			continue
+		}
+		stored++
+		if got, want := flat(resp), fmt.Sprintf("7/-/0=%d", i); got != want {
+			t.Fatalf("rst-%d holds %s, want %s", i, got, want)
+		}
+	}
+	t.Logf("%d registers cut by a reset: %d stored, all readable", rounds, stored)
 }
