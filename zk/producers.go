@@ -2,9 +2,9 @@ package zk
 
 import (
 	"context"
-	"math/rand/v2"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
