@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/inflight"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
@@ -102,7 +103,7 @@ type Store struct {
 	controls []controlEntry
 	counts   map[Op]int
 	nextID   int
-	pending  sync.WaitGroup // stalled calls not yet finished
+	pending  inflight.Counter // stalled calls not yet finished
 }
 
 type controlEntry struct {
@@ -140,7 +141,7 @@ func (s *Store) Calls(op Op) int {
 }
 
 // Wait blocks until every stalled call has finished.
-func (s *Store) Wait() { s.pending.Wait() }
+func (s *Store) Wait() { _ = s.pending.Wait(context.Background()) }
 
 // FailNext makes the next call of op fail with err, unapplied.
 func (s *Store) FailNext(op Op, err error) {
@@ -206,7 +207,7 @@ func (s *Store) intercept(ctx context.Context, c Call, apply func(context.Contex
 
 func (s *Store) stall(ctx context.Context, c Call, act Action, apply func(context.Context) error) error {
 	done := make(chan error, 1)
-	s.pending.Add(1)
+	s.pending.Add()
 	go func() {
 		defer s.pending.Done()
 		<-act.Stall
@@ -280,12 +281,8 @@ func (s *Store) DeleteSnapshotIf(ctx context.Context, id string, inc offsets.Inc
 // requests, it first waits for every stalled call to finish.
 func (s *Store) Sync(ctx context.Context) error {
 	return s.intercept(ctx, Call{Op: Sync}, func(ctx context.Context) error {
-		done := make(chan struct{})
-		go func() { s.pending.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return storeerr.New(storeerr.ErrTimeout, false, ctx.Err())
+		if err := s.pending.Wait(ctx); err != nil {
+			return storeerr.New(storeerr.ErrTimeout, false, err)
 		}
 		return s.snaps.Sync(ctx)
 	})

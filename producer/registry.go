@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/inflight"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
@@ -129,7 +130,7 @@ type Registry struct {
 	now           func() time.Time
 	log           hclog.Logger
 	locks         keyedMutex
-	background    sync.WaitGroup // writes settling after their caller left
+	background    inflight.Counter // writes, which may outlive their callers
 
 	fileConcurrency int
 }
@@ -171,16 +172,7 @@ func (r *Registry) nowMillis() int64 { return r.now().UnixMilli() }
 
 // Wait blocks until every write that outlived its caller has settled, or
 // ctx ends. Shutdown calls it before closing the stores.
-func (r *Registry) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { r.background.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (r *Registry) Wait(ctx context.Context) error { return r.background.Wait(ctx) }
 
 // Register stores a snapshot of the producer's offsets unless a live one
 // exists. An expired snapshot is replaced in place.
@@ -258,7 +250,7 @@ func (r *Registry) detached(ctx context.Context, opName, id string, unlock func(
 		err error
 	}
 	done := make(chan outcome, 1)
-	r.background.Add(1)
+	r.background.Add()
 	go func() {
 		defer r.background.Done()
 		defer cancel()
