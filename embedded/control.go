@@ -100,7 +100,7 @@ func (c *controls) close() { c.once.Do(func() { close(c.done) }) }
 // ControlKey installs fn for the requests of api key key (AnyKey for all).
 // Controls are offered a request in the order they were installed; the
 // first that does not Pass decides, and is removed unless its Action Keeps
-// it. A control is removed without running when the server closes.
+// it. A request that no control decides is served as usual.
 //
 // It is franz-go kfake's ControlKey, in the shape of this server: a control
 // answers with a Fluss error code, stalls or drops, and never builds a

@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -365,5 +366,47 @@ func TestStartFailsOnATakenPort(t *testing.T) {
 	}
 	if _, err := embedded.Start(ctxT(t), embedded.Config{Authorizer: acls}); err == nil {
 		t.Fatal("an Authorizer without Tables was accepted")
+	}
+}
+
+// TestCleanupRemovesExpiredSnapshots: the periodic cleanup deletes an
+// expired snapshot and its offsets file from the store, by the registry's
+// clock.
+func TestCleanupRemovesExpiredSnapshots(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(1735538268000)
+	s := start(t, embedded.Config{
+		CleanupInterval:   5 * time.Millisecond,
+		OrphanGracePeriod: time.Second,
+		Now:               func() time.Time { return time.UnixMilli(clock.Load()) },
+	})
+	ctx := ctxT(t)
+	c := dial(t, s.Addr())
+	var resp messages.RegisterProducerOffsetsResponse
+	err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, &messages.RegisterProducerOffsetsRequest{
+		ProducerId: proto.String("short"), TtlMs: proto.Int64(1000),
+		TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(1),
+			BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(1)}}}},
+	}, &resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := register(ctx, c, "long", 2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // cleanups run, nothing has expired yet
+	if ids, _ := s.Store().ListProducerIDs(ctx); len(ids) != 2 || len(s.Store().Files()) != 2 {
+		t.Fatalf("before expiry: snapshots %v, files %v", ids, s.Store().Files())
+	}
+	clock.Add(2000)
+	for {
+		ids, _ := s.Store().ListProducerIDs(ctx)
+		if len(ids) == 1 && ids[0] == "long" && len(s.Store().Files()) == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the expired snapshot was not cleaned up: snapshots %v, files %v", ids, s.Store().Files())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
