@@ -11,6 +11,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
+	"github.com/fluss-sidecar/fluss-sidecar/memstore"
 )
 
 // Embedded mode keys. Embedded mode is chosen only by sidecar.embedded:
@@ -102,4 +103,13 @@ func protocolOf(sec authz.Settings, listener string) string {
 		return l.Protocol
 	}
 	return authz.ProtocolPlaintext
+}
+
+// EmbeddedStore is the in-memory store of an embedded-mode sidecar, for
+// tests that plant or inspect data; nil in ZooKeeper mode.
+func (a *App) EmbeddedStore() *memstore.Store {
+	if a.emb == nil {
+		return nil
+	}
+	return a.emb.Store()
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,9 +20,12 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 // The parity test runs one script of requests, over the wire, against two
@@ -27,6 +33,9 @@ import (
 // real ZooKeeper with a file:// remote.data.dir, one with sidecar.embedded:
 // true. Only the store differs. Every answer must be what the script
 // expects, and the two sidecars' answers must be byte-identical.
+
+// parityStart is the clock at the start of the script.
+const parityStart = 1735538268000
 
 // parityClock is the registry clock of both sidecars; steps move it.
 type parityClock struct{ ms atomic.Int64 }
@@ -62,7 +71,74 @@ type pstep struct {
 	name    string
 	conn    int
 	advance time.Duration
-	reqs    []preq
+	// plant, if set, writes data into the store directly before the
+	// requests, as another writer or a corruption would leave it.
+	plant func(planter)
+	reqs  []preq
+}
+
+// planter writes into one sidecar's store behind its back.
+type planter interface {
+	// znode stores data as the producer's znode, creating it.
+	znode(producerID string, data []byte)
+	// file stores data at the offsets path of producer and table and
+	// returns that path, as a znode names it.
+	file(producerID string, table int64, data []byte) string
+	// missing returns an offsets path of producer and table where no file
+	// is.
+	missing(producerID string, table int64) string
+}
+
+const plantedUUID = "00000000-0000-0000-0000-00000000beef"
+
+// zkPlanter plants into ZooKeeper and the file:// remote directory.
+type zkPlanter struct {
+	t   *testing.T
+	zc  *zk.Client
+	dir string
+}
+
+func (p zkPlanter) znode(id string, data []byte) {
+	if _, err := p.zc.Create(ctxT(p.t), zk.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p zkPlanter) file(id string, table int64, data []byte) string {
+	dir := filepath.Join(p.dir, "producers", id, strconv.FormatInt(table, 10))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	name := filepath.Join(dir, plantedUUID+".offsets")
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	return "file:" + name
+}
+
+func (p zkPlanter) missing(id string, table int64) string {
+	return "file:" + filepath.Join(p.dir, "producers", id, strconv.FormatInt(table, 10), plantedUUID+".offsets")
+}
+
+// memPlanter plants into an embedded sidecar's memstore.
+type memPlanter struct{ st *memstore.Store }
+
+func (p memPlanter) znode(id string, data []byte) { p.st.SetRawSnapshot(id, data) }
+
+func (p memPlanter) file(id string, table int64, data []byte) string {
+	path := p.missing(id, table)
+	p.st.SetRawFile(path, data)
+	return path
+}
+
+func (p memPlanter) missing(id string, table int64) string {
+	return "mem:/producers/" + id + "/" + strconv.FormatInt(table, 10) + "/" + plantedUUID + ".offsets"
+}
+
+// plantedSnapshot is a valid znode naming one file per table, expiring at
+// the start of the script plus a day.
+func plantedSnapshot(refs ...offsets.FileRef) []byte {
+	return zk.EncodeSnapshot(offsets.Snapshot{ExpirationTime: parityStart + 24*3600*1000, Tables: refs})
 }
 
 func body(m proto.Message) []byte {
@@ -197,14 +273,32 @@ var parityScript = []pstep{
 	{name: "bucket id too large (49)", conn: 1, reqs: []preq{reg("job-big-bucket", expect{code: 49}, table(1, bucket(1<<20, 5)))}},
 	{name: "snapshot too large for a znode (13)", conn: 1, reqs: []preq{storeText(reg("job-huge", expect{code: flusserr.RecordTooLarge}, manyTables()...))}},
 	{name: "nothing stored by the errors", conn: 1, reqs: []preq{getReq("job-bad", no), getReq("job-big-bucket", no), getReq("job-huge", no)}},
+	// What another writer or a corruption leaves in the store.
+	{name: "corrupt znode", conn: 1, plant: func(p planter) { p.znode("job-corrupt", []byte("not json")) }, reqs: []preq{
+		storeText(failing(getReq("job-corrupt", nil), flusserr.UnknownServerError)),
+	}},
+	{name: "corrupt znode: register", conn: 1, reqs: []preq{storeText(reg("job-corrupt", expect{code: flusserr.UnknownServerError}, table(1, bucket(0, 1))))}},
+	{name: "corrupt znode: delete", conn: 1, reqs: []preq{storeText(failing(delReq("job-corrupt"), flusserr.UnknownServerError))}},
+	{name: "znode naming a missing file", conn: 1, plant: func(p planter) {
+		p.znode("job-nofile", plantedSnapshot(offsets.FileRef{TableID: 5, OffsetsPath: p.missing("job-nofile", 5)}))
+	}, reqs: []preq{storeText(failing(getReq("job-nofile", nil), flusserr.UnknownServerError))}},
+	{name: "znode naming a missing file: delete", conn: 1, reqs: []preq{delReq("job-nofile")}},
+	{name: "znode naming a missing file: gone", conn: 1, reqs: []preq{getReq("job-nofile", no)}},
+	{name: "corrupt offsets file", conn: 1, plant: func(p planter) {
+		p.znode("job-badfile", plantedSnapshot(offsets.FileRef{TableID: 6, OffsetsPath: p.file("job-badfile", 6, []byte("{\"version\":1,"))}))
+	}, reqs: []preq{storeText(failing(getReq("job-badfile", nil), flusserr.UnknownServerError))}},
+	{name: "another writer's valid snapshot", conn: 1, plant: func(p planter) {
+		p.znode("job-other", plantedSnapshot(offsets.FileRef{TableID: 7, OffsetsPath: p.file("job-other", 7, []byte(`{"version":1,"table_id":7,"bucket_offsets":[10,-1,12]}`))}))
+	}, reqs: []preq{getReq("job-other", yes), reg("job-other", expect{result: 1})}},
+	{name: "another writer's snapshot: delete", conn: 1, reqs: []preq{delReq("job-other"), delReq("job-badfile")}},
 	{name: "clean up", conn: 1, reqs: []preq{delReq("job-1"), delReq("job-p1"), delReq("job-p2"), delReq("job-empty"), delReq("job-ttl")}},
 	{name: "all gone", conn: 1, reqs: []preq{getReq("job-1", no), getReq("job-p1", no), getReq("job-p2", no), getReq("job-empty", no), getReq("job-ttl", no)}},
 }
 
 // storeText marks an error whose message ends with the store's own words
-// (the ZooKeeper or in-memory store's reason and sizes, which differ because
-// the stored offsets paths differ in length): the answers are compared up
-// to that cause.
+// (the ZooKeeper or in-memory store's reason, paths and sizes, which differ
+// because the stored offsets paths differ): the answers are compared up to
+// that cause (withoutCause).
 func storeText(r preq) preq {
 	r.storeText = true
 	return r
@@ -229,13 +323,16 @@ func (a answer) String() string {
 
 // runScript runs parityScript against addr and returns every answer in
 // script order, checking each against its expectation.
-func runScript(t *testing.T, addr string, clock *parityClock) [][]answer {
+func runScript(t *testing.T, addr string, clock *parityClock, plant planter) [][]answer {
 	t.Helper()
 	ctx := ctxT(t)
 	conns := map[int]*wire.Client{}
 	var out [][]answer
 	for _, st := range parityScript {
 		clock.ms.Add(st.advance.Milliseconds())
+		if st.plant != nil {
+			st.plant(plant)
+		}
 		c := conns[st.conn]
 		if c == nil {
 			c = dial(t, addr)
@@ -309,19 +406,19 @@ func check(r preq, a answer) error {
 	return nil
 }
 
-// withoutCause cuts an error message after "too large for ZooKeeper", the
-// end of the sidecar's own words.
+// withoutCause keeps the sidecar's own words of an error message, "Failed
+// to <op> producer offsets for producer <id>: <what went wrong>", and drops
+// the store's cause after them.
 func withoutCause(a answer) answer {
 	fe, ok := flusserr.From(wire.Response{Type: a.Type, Body: a.Body}.Err())
 	if !ok {
 		return a
 	}
-	const end = "too large for ZooKeeper"
-	i := strings.Index(fe.Message, end)
-	if i < 0 {
+	parts := strings.SplitN(fe.Message, ": ", 3)
+	if len(parts) < 3 {
 		return a
 	}
-	a.Body = wire.AppendErrorResponse(nil, fe.Code, fe.Message[:i+len(end)])
+	a.Body = wire.AppendErrorResponse(nil, fe.Code, parts[0]+": "+parts[1])
 	return a
 }
 
@@ -336,13 +433,12 @@ func TestParityZooKeeperAndEmbedded(t *testing.T) {
 		"advertised.listeners":             "FLUSS://127.0.0.1:9123",
 		"coordinator.producer-offsets.ttl": "1 h",
 	}
-	start := func(c *config.Config, clock *parityClock) string {
-		a := apptest.StartConfig(t, c, app.Options{Now: clock.now})
-		return a.Addr()
+	start := func(c *config.Config, clock *parityClock) *app.App {
+		return apptest.StartConfig(t, c, app.Options{Now: clock.now})
 	}
 	zkClock, memClock := &parityClock{}, &parityClock{}
-	zkClock.ms.Store(1735538268000)
-	memClock.ms.Store(1735538268000)
+	zkClock.ms.Store(parityStart)
+	memClock.ms.Store(parityStart)
 
 	zkCfg := apptest.Config(t, zks.Addr, common)
 	memCfg := config.New()
@@ -353,8 +449,21 @@ func TestParityZooKeeperAndEmbedded(t *testing.T) {
 	memCfg.Set(app.KeyEmbedded, "true")
 
 	var zkAnswers, memAnswers [][]answer
-	t.Run("zookeeper", func(t *testing.T) { zkAnswers = runScript(t, start(zkCfg, zkClock), zkClock) })
-	t.Run("embedded", func(t *testing.T) { memAnswers = runScript(t, start(memCfg, memClock), memClock) })
+	t.Run("zookeeper", func(t *testing.T) {
+		a := start(zkCfg, zkClock)
+		root, _ := zkCfg.Lookup("zookeeper.path.root")
+		dir, _ := zkCfg.Lookup("remote.data.dir")
+		zc, err := zk.Connect(ctxT(t), zk.Config{Address: zks.Addr, Root: root, ConnectionTimeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zc.Close()
+		zkAnswers = runScript(t, a.Addr(), zkClock, zkPlanter{t: t, zc: zc, dir: strings.TrimPrefix(dir, "file://")})
+	})
+	t.Run("embedded", func(t *testing.T) {
+		a := start(memCfg, memClock)
+		memAnswers = runScript(t, a.Addr(), memClock, memPlanter{st: a.EmbeddedStore()})
+	})
 	if len(zkAnswers) != len(parityScript) || len(memAnswers) != len(parityScript) {
 		t.Fatalf("a script run stopped early: %d and %d of %d steps", len(zkAnswers), len(memAnswers), len(parityScript))
 	}
