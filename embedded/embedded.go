@@ -31,15 +31,15 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// DefaultListener is the listener of a Config without Listeners: FLUSS on a
-// free loopback port.
-var DefaultListener = config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 0}
+// DefaultListenerName names the listener of a Config without Listeners,
+// which binds a free loopback port (127.0.0.1:0).
+const DefaultListenerName = "FLUSS"
 
 // Config configures a Server. The zero value is a PLAINTEXT server on a free
 // loopback port with Fluss's defaults.
 type Config struct {
 	// Listeners are bound in order (port 0 picks a free port); default
-	// DefaultListener.
+	// one DefaultListenerName listener on 127.0.0.1:0.
 	Listeners []config.Listener
 	// Advertised are the addresses GET_METADATA announces, by listener
 	// name; a listener without an entry announces its bound address.
@@ -83,7 +83,7 @@ type Config struct {
 // with PLAIN logins for users (user name to password).
 func Users(users map[string]string, names ...string) authz.Settings {
 	if len(names) == 0 {
-		names = []string{DefaultListener.Name}
+		names = []string{DefaultListenerName}
 	}
 	s := authz.Settings{Listeners: map[string]authz.ListenerSecurity{}, AuthTimeout: authz.DefaultAuthTimeout}
 	for _, n := range names {
@@ -122,7 +122,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	if len(cfg.Listeners) == 0 {
-		cfg.Listeners = []config.Listener{DefaultListener}
+		cfg.Listeners = []config.Listener{{Name: DefaultListenerName, Host: "127.0.0.1"}}
 	}
 	if cfg.CleanupInterval <= 0 {
 		cfg.CleanupInterval = time.Hour
