@@ -321,21 +321,21 @@ func (a answer) String() string {
 	return fmt.Sprintf("SUCCESS % x", a.Body)
 }
 
-// runScript runs parityScript against addr and returns every answer in
-// script order, checking each against its expectation.
-func runScript(t *testing.T, addr string, clock *parityClock, plant planter) [][]answer {
+// runScript runs script, connection n on addr(n), and returns every answer
+// in script order, checking each against its expectation.
+func runScript(t *testing.T, script []pstep, addr func(conn int) string, clock *parityClock, plant planter) [][]answer {
 	t.Helper()
 	ctx := ctxT(t)
 	conns := map[int]*wire.Client{}
 	var out [][]answer
-	for _, st := range parityScript {
+	for _, st := range script {
 		clock.ms.Add(st.advance.Milliseconds())
 		if st.plant != nil {
 			st.plant(plant)
 		}
 		c := conns[st.conn]
 		if c == nil {
-			c = dial(t, addr)
+			c = dial(t, addr(st.conn))
 			conns[st.conn] = c
 		}
 		got := make([]answer, len(st.reqs))
@@ -458,16 +458,26 @@ func TestParityZooKeeperAndEmbedded(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer zc.Close()
-		zkAnswers = runScript(t, a.Addr(), zkClock, zkPlanter{t: t, zc: zc, dir: strings.TrimPrefix(dir, "file://")})
+		zkAnswers = runScript(t, parityScript, firstAddr(a), zkClock, zkPlanter{t: t, zc: zc, dir: strings.TrimPrefix(dir, "file://")})
 	})
 	t.Run("embedded", func(t *testing.T) {
 		a := start(memCfg, memClock)
-		memAnswers = runScript(t, a.Addr(), memClock, memPlanter{st: a.EmbeddedStore()})
+		memAnswers = runScript(t, parityScript, firstAddr(a), memClock, memPlanter{st: a.EmbeddedStore()})
 	})
-	if len(zkAnswers) != len(parityScript) || len(memAnswers) != len(parityScript) {
-		t.Fatalf("a script run stopped early: %d and %d of %d steps", len(zkAnswers), len(memAnswers), len(parityScript))
+	compareAnswers(t, parityScript, zkAnswers, memAnswers)
+}
+
+func firstAddr(a *app.App) func(int) string {
+	return func(int) string { return a.Addr() }
+}
+
+// compareAnswers requires the two runs of script to have answered alike.
+func compareAnswers(t *testing.T, script []pstep, zkAnswers, memAnswers [][]answer) {
+	t.Helper()
+	if len(zkAnswers) != len(script) || len(memAnswers) != len(script) {
+		t.Fatalf("a script run stopped early: %d and %d of %d steps", len(zkAnswers), len(memAnswers), len(script))
 	}
-	for i, st := range parityScript {
+	for i, st := range script {
 		for j := range st.reqs {
 			z, m := zkAnswers[i][j], memAnswers[i][j]
 			if st.reqs[j].storeText {
