@@ -16,7 +16,7 @@ FUZZTIME  ?= 4000x
 BOOTSTRAP ?= 127.0.0.1:9123
 PROTOC_GEN_GO_VERSION := v1.36.12
 
-.PHONY: all build run test unit fuzz bench generate deps vet fmt clean compat
+.PHONY: all build run test unit fuzz bench generate deps vet fmt clean compat compat-embedded embedded-startup
 
 all: build
 
@@ -55,6 +55,17 @@ bench: deps
 # compat_test/README.md): make compat BOOTSTRAP=host:port
 compat: deps
 	compat_test/run.sh --bootstrap $(BOOTSTRAP)
+
+# The same clients against the binary in embedded mode (no ZooKeeper, no
+# remote storage), started on a free port by scripts/compat-embedded.sh.
+compat-embedded: deps
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/fluss-sidecar
+	FLUSS_SIDECAR_BIN=$(BIN) scripts/compat-embedded.sh
+
+# Time from exec to the first API_VERSIONS answer in embedded mode.
+embedded-startup:
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/fluss-sidecar
+	scripts/embedded-startup.sh $(BIN)
 
 generate:
 	@command -v protoc >/dev/null || scripts/install-deps.sh

@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/authz/tables"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/embedded"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
@@ -36,6 +37,7 @@ type App struct {
 	servers   []*wire.Server
 	listeners []net.Listener
 	addrs     []config.Listener
+	emb       *embedded.Server // embedded mode (embedded.go)
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -53,6 +55,9 @@ type Options struct {
 // Start connects to ZooKeeper and remote storage, binds every listener and
 // starts serving. It returns once the sidecar accepts connections.
 func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
+	if s.Embedded {
+		return startEmbedded(ctx, s, opts)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -273,6 +278,9 @@ func (a *App) Registry() *producer.Registry { return a.registry }
 func (a *App) Close() error {
 	a.closeOnce.Do(func() {
 		var errs []error
+		if a.emb != nil {
+			errs = append(errs, a.emb.Close())
+		}
 		for _, s := range a.servers {
 			errs = append(errs, s.Close())
 		}

@@ -65,6 +65,13 @@ type Settings struct {
 	// coordinator's address in forwarded GET_METADATA answers by the
 	// sidecar's (see docs/proxy.md for why advertising is preferred).
 	RewriteMetadata bool
+
+	// Embedded is sidecar.embedded (serve --embedded): snapshots and offsets
+	// files are kept in memory, not in ZooKeeper and remote storage; for
+	// client test suites (see embedded.go).
+	Embedded bool
+	// ACLFile is sidecar.embedded.acl-file: the ACLs of embedded mode.
+	ACLFile string
 }
 
 // Key names, for messages and docs.
@@ -113,8 +120,10 @@ func FromConfig(c *config.Config) (Settings, error) {
 		s.AdvertisedListeners, err = config.ParseListeners(v)
 		add(wrapKey(KeyAdvertisedListeners, err))
 	}
+	s.Embedded, err = c.Bool(KeyEmbedded, false)
+	add(wrapKey(KeyEmbedded, err))
 	s.ZooKeeperAddress = c.String(KeyZKAddress, "")
-	if s.ZooKeeperAddress == "" {
+	if s.ZooKeeperAddress == "" && !s.Embedded {
 		add(errors.New("No valid ZooKeeper quorum has been specified. You can specify the quorum via the configuration key '" + KeyZKAddress + "'"))
 	}
 	s.ZooKeeperRoot = c.String(KeyZKRoot, "/fluss")
@@ -131,7 +140,7 @@ func FromConfig(c *config.Config) (Settings, error) {
 	}
 
 	s.RemoteDataDir = c.String(KeyRemoteDataDir, "")
-	if s.RemoteDataDir == "" {
+	if s.RemoteDataDir == "" && !s.Embedded {
 		add(errors.New("'" + KeyRemoteDataDir + "' is required: where the producer offsets files are kept, e.g. file:///var/lib/fluss/remote or s3://bucket/fluss"))
 	}
 	if strings.HasPrefix(s.RemoteDataDir, "oss://") {
@@ -205,6 +214,7 @@ func FromConfig(c *config.Config) (Settings, error) {
 	default:
 		add(fmt.Errorf("%s: %q is neither %q nor %q", KeyMode, s.Mode, ModeStandalone, ModeProxy))
 	}
+	add(embeddedSettings(c, &s))
 	return s, errors.Join(errs...)
 }
 

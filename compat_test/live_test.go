@@ -132,8 +132,13 @@ type goStep struct {
 // byte for byte ("code" vectors by type, id and error code). It also checks
 // every SUCCESS with a strict decoder (Rust quirk, wire.md §8).
 func TestLiveScenarioGo(t *testing.T) {
+	liveScenarioGo(t, startReferenceSidecar(t))
+}
+
+// liveScenarioGo runs TestLiveScenarioGo's scenario against the reference
+// sidecar at addr.
+func liveScenarioGo(t *testing.T, addr string) {
 	frames := loadFrames(t)
-	addr := startReferenceSidecar(t)
 	run := func(t *testing.T, steps []goStep) *rawConn {
 		c := dialRaw(t, addr)
 		for _, s := range steps {
@@ -344,7 +349,12 @@ func findTools(t *testing.T) {
 // reference sidecar; every deterministic reply is compared byte for byte.
 func TestForeignClients(t *testing.T) {
 	findTools(t)
-	addr := startReferenceSidecar(t)
+	foreignClients(t, startReferenceSidecar(t))
+}
+
+// foreignClients runs the Python and Java clients in the reference mode
+// against addr.
+func foreignClients(t *testing.T, addr string) {
 	for _, client := range []string{"python", "java"} {
 		t.Run(client, func(t *testing.T) {
 			out, err := runClient(client, addr, "")

@@ -1,7 +1,7 @@
 // Command fluss-sidecar serves the Fluss producer offsets registry, and talks
 // to a running sidecar from the shell.
 //
-//	fluss-sidecar serve [--config FILE] [-Dkey=value ...]
+//	fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT]
 //	fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
 //	fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
 //	fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
@@ -14,7 +14,7 @@ import (
 )
 
 const usage = `usage:
-  fluss-sidecar serve [--config FILE] [-Dkey=value ...]
+  fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT]
   fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
   fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
   fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
@@ -31,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "serve":
-		return serve(args[1:], stderr)
+		return serve(args[1:], stdout, stderr)
 	case "offsets":
 		return offsetsCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

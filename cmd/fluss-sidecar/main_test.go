@@ -17,6 +17,9 @@ import (
 var zkAddr string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(runAsCommand) != "" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) // see embedded_test.go
+	}
 	zktest.Main(m, func(addr string) { zkAddr = addr })
 }
 

@@ -15,13 +15,20 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 )
 
-// serve runs the sidecar until SIGINT or SIGTERM.
-func serve(args []string, stderr io.Writer) int {
-	cfg, err := loadConfig(args)
+// serve runs the sidecar until SIGINT or SIGTERM. Once it accepts
+// connections, it prints the first listener's bound host:port as the first
+// line of stdout, for harnesses that start it on port 0.
+func serve(args []string, stdout, stderr io.Writer) int {
+	args, shorthands, err := serveFlags(args)
+	var cfg *config.Config
+	if err == nil {
+		cfg, err = loadConfig(args)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "fluss-sidecar:", err)
 		return 2
 	}
+	shorthands(cfg)
 	settings, err := app.FromConfig(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "fluss-sidecar: configuration:", err)
@@ -37,6 +44,7 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("could not start", "error", err)
 		return 1
 	}
+	fmt.Fprintln(stdout, a.Addr())
 	<-ctx.Done()
 	log.Info("shutting down")
 	if err := a.Close(); err != nil {

@@ -1,0 +1,115 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/embedded"
+	"github.com/fluss-sidecar/fluss-sidecar/memstore"
+)
+
+// Embedded mode keys. Embedded mode is chosen only by sidecar.embedded:
+// true (what `serve --embedded` sets), never inferred from a missing or
+// unreachable ZooKeeper, so a sidecar configured for ZooKeeper never keeps
+// data in memory.
+const (
+	KeyEmbedded        = "sidecar.embedded"
+	KeyEmbeddedACLFile = "sidecar.embedded.acl-file"
+)
+
+// embeddedSettings checks that the configuration is unambiguous about where
+// data lives, and reads the embedded-only keys.
+func embeddedSettings(c *config.Config, s *Settings) error {
+	s.ACLFile = c.String(KeyEmbeddedACLFile, "")
+	if !s.Embedded {
+		var errs []error
+		if strings.EqualFold(strings.TrimSpace(s.ZooKeeperAddress), "embedded") {
+			errs = append(errs, fmt.Errorf("%s: %q is not a ZooKeeper address; to keep data in memory, run `serve --embedded` (%s: true) without %s",
+				KeyZKAddress, s.ZooKeeperAddress, KeyEmbedded, KeyZKAddress))
+		}
+		if s.ACLFile != "" {
+			errs = append(errs, fmt.Errorf("%s applies only with %s: true; a ZooKeeper-backed sidecar reads ACLs from ZooKeeper", KeyEmbeddedACLFile, KeyEmbedded))
+		}
+		return errors.Join(errs...)
+	}
+	var errs []error
+	for _, k := range []string{KeyZKAddress, KeyRemoteDataDir} {
+		if v, ok := c.Lookup(k); ok && v != "" {
+			errs = append(errs, fmt.Errorf("%s: true keeps every snapshot and offsets file in memory, but %s is set (%q); remove one of the two", KeyEmbedded, k, v))
+		}
+	}
+	if s.Mode != ModeStandalone {
+		errs = append(errs, fmt.Errorf("%s: true has no coordinator to proxy to; %s must be %q", KeyEmbedded, KeyMode, ModeStandalone))
+	}
+	if s.ACLFile != "" && !s.Security.AuthorizerEnabled {
+		errs = append(errs, fmt.Errorf("%s is set but %s is false: set %s: true to check the ACLs", KeyEmbeddedACLFile, authz.KeyAuthorizerEnabled, authz.KeyAuthorizerEnabled))
+	}
+	return errors.Join(errs...)
+}
+
+// startEmbedded runs the sidecar of s over an in-memory store (package
+// embedded): the same handlers, registry and authentication, no ZooKeeper
+// and no remote storage.
+func startEmbedded(ctx context.Context, s Settings, opts Options) (*App, error) {
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	cfg := embedded.Config{
+		Listeners:          s.Listeners,
+		Advertised:         s.AdvertisedListeners,
+		Security:           s.Security,
+		NodeID:             s.NodeID,
+		TTL:                s.ProducerOffsetsTTL,
+		CleanupInterval:    s.CleanupInterval,
+		OrphanGracePeriod:  s.OrphanGracePeriod,
+		RequestTimeout:     s.RequestTimeout,
+		MaxFrameSize:       int32(s.MaxRequestSize),
+		MaxInFlightPerConn: s.MaxInFlightPerConn,
+		MaxConns:           s.MaxConnections,
+		IdleTimeout:        s.IdleTimeout,
+		DrainTimeout:       s.ShutdownDrainTimeout,
+		Now:                opts.Now,
+		Logger:             log,
+	}
+	if s.Security.AuthorizerEnabled {
+		acls, err := embedded.LoadACLFile(s.ACLFile, s.Security)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", KeyEmbeddedACLFile, err)
+		}
+		cfg.Authorizer, cfg.Tables = acls, acls
+	}
+	srv, err := embedded.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners()}
+	for _, l := range a.addrs {
+		log.Info("serving", "listener", l.Name, "addr", l.Address(), "mode", "embedded",
+			"security_protocol", protocolOf(s.Security, l.Name))
+	}
+	log.Warn("embedded mode: snapshots and offsets files are kept in memory and lost on exit; for tests only")
+	return a, nil
+}
+
+func protocolOf(sec authz.Settings, listener string) string {
+	if l, ok := sec.Listeners[listener]; ok && l.Protocol != "" {
+		return l.Protocol
+	}
+	return authz.ProtocolPlaintext
+}
+
+// EmbeddedStore is the in-memory store of an embedded-mode sidecar, for
+// tests that plant or inspect data; nil in ZooKeeper mode.
+func (a *App) EmbeddedStore() *memstore.Store {
+	if a.emb == nil {
+		return nil
+	}
+	return a.emb.Store()
+}
