@@ -167,7 +167,7 @@ func FromConfig(c *config.Config) (Settings, error) {
 	add(err)
 	// A register whose outcome is unknown keeps its files while it settles,
 	// for up to a session timeout: cleanup must not take them first.
-	if err == nil && s.OrphanGracePeriod < 2*s.ZooKeeperSessionTimeout {
+	if err == nil && !s.Embedded && s.OrphanGracePeriod < 2*s.ZooKeeperSessionTimeout {
 		add(fmt.Errorf("'sidecar.orphan-cleanup.grace-period' (%s) must be at least twice '%s' (%s): "+
 			"a write whose outcome is unknown settles for up to one session timeout, and its files must outlive that",
 			s.OrphanGracePeriod, KeyZKSessionTimeout, s.ZooKeeperSessionTimeout))
