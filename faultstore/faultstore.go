@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/inflight"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
@@ -73,31 +74,11 @@ type Action struct {
 // Control inspects a call; ok false lets it through untouched.
 type Control func(c Call) (a Action, ok bool)
 
-// SnapshotStore is the snapshot store the wrapper needs (the producer
-// package's interface, repeated to avoid an import cycle).
-type SnapshotStore interface {
-	CheckSnapshot(producerID string, s offsets.Snapshot) error
-	CreateSnapshot(ctx context.Context, producerID string, s offsets.Snapshot) (bool, error)
-	GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error)
-	ReplaceSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation, s offsets.Snapshot) (bool, error)
-	DeleteSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation) (bool, error)
-	Sync(ctx context.Context) error
-	ListProducerIDs(ctx context.Context) ([]string, error)
-}
-
-// FileStore is the file store the wrapper needs.
-type FileStore interface {
-	PlannedPath(producerID string, tableID int64) string
-	WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error)
-	ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error)
-	DeleteOffsets(ctx context.Context, path string) error
-}
-
 // Store wraps a SnapshotStore and a FileStore. Its zero value is not
 // usable; call New.
 type Store struct {
-	snaps SnapshotStore
-	files FileStore
+	snaps producer.SnapshotStore
+	files producer.FileStore
 
 	mu       sync.Mutex
 	controls []controlEntry
@@ -113,7 +94,7 @@ type controlEntry struct {
 }
 
 // New wraps snaps and files.
-func New(snaps SnapshotStore, files FileStore) *Store {
+func New(snaps producer.SnapshotStore, files producer.FileStore) *Store {
 	return &Store{snaps: snaps, files: files, counts: map[Op]int{}}
 }
 

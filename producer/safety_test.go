@@ -118,51 +118,55 @@ func TestInterruptedRegistersLoseNothing(t *testing.T) {
 	}
 }
 
-// TestZooKeeperStallsLoseNothing: ZooKeeper stops answering for longer than
-// the request timeout while registers are in flight; requests sent during
-// the stall reach it afterwards. Every snapshot left is readable, and every
-// CREATED answer is stored.
-func TestZooKeeperStallsLoseNothing(t *testing.T) {
-	cut := zktest.NewCutter(t, zkAddr)
-	in := newInstance(t, cut.Addr(), zktest.UniqueRoot(), "file://"+t.TempDir())
-	const stalls, workers = 4, 6
-	answers := make(map[string]bool) // id → answered CREATED
-	var mu sync.Mutex
+// load registers fresh ids back to back on several workers, each with its
+// own request timeout, so that some are mid-write whenever a fault strikes.
+type load struct {
+	done    chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	answers map[string]bool // id → answered CREATED
+}
+
+func startLoad(in *sidecarInstance, workers int, timeout time.Duration) *load {
+	l := &load{done: make(chan struct{}), answers: map[string]bool{}}
 	var seq atomic.Int64
-	for range stalls {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() { // registers back to back, so some are mid-create when the stall begins
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					id := fmt.Sprintf("stall-%d", seq.Add(1))
-					ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-					res, err := in.reg.Register(ctx, oneTable(id, 42, nil))
-					cancel()
-					mu.Lock()
-					answers[id] = err == nil && res == producer.Created
-					mu.Unlock()
+	for range workers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for {
+				select {
+				case <-l.done:
+					return
+				default:
 				}
-			}()
-		}
-		time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond)
-		cut.Stall()
-		time.Sleep(700 * time.Millisecond) // outlasts every request timeout
-		close(stop)
-		cut.Resume()
-		wg.Wait()
+				id := fmt.Sprintf("load-%d", seq.Add(1))
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				res, err := in.reg.Register(ctx, oneTable(id, 42, nil))
+				cancel()
+				l.mu.Lock()
+				l.answers[id] = err == nil && res == producer.Created
+				l.mu.Unlock()
+			}
+		}()
 	}
+	return l
+}
+
+// stop ends the load and returns every answer.
+func (l *load) stop() map[string]bool {
+	close(l.done)
+	l.wg.Wait()
+	return l.answers
+}
+
+// checkAnswers waits for background writes, then asserts that every id
+// answered CREATED holds its offsets and every stored snapshot is readable.
+func checkAnswers(t *testing.T, in *sidecarInstance, answers map[string]bool) (created, stored int) {
+	t.Helper()
 	if err := in.reg.Wait(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	var created, stored int
 	for id, ok := range answers {
 		got := checkReadable(t, in, id)
 		if got != -1 {
@@ -175,6 +179,26 @@ func TestZooKeeperStallsLoseNothing(t *testing.T) {
 			}
 		}
 	}
+	return created, stored
+}
+
+// TestZooKeeperStallsLoseNothing: ZooKeeper stops answering for longer than
+// the request timeout while registers are in flight; requests sent during
+// the stall reach it afterwards. Every snapshot left is readable, and every
+// CREATED answer is stored.
+func TestZooKeeperStallsLoseNothing(t *testing.T) {
+	cut := zktest.NewCutter(t, zkAddr)
+	in := newInstance(t, cut.Addr(), zktest.UniqueRoot(), "file://"+t.TempDir())
+	const stalls = 4
+	load := startLoad(in, 6, 300*time.Millisecond)
+	for range stalls {
+		time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond)
+		cut.Stall()
+		time.Sleep(700 * time.Millisecond) // outlasts every request timeout
+		cut.Resume()
+	}
+	answers := load.stop()
+	created, stored := checkAnswers(t, in, answers)
 	t.Logf("%d registers over %d stalls: %d CREATED, %d stored, all readable", len(answers), stalls, created, stored)
 }
 
@@ -395,31 +419,7 @@ func TestLeaderFailoverLosesNothing(t *testing.T) {
 	t.Cleanup(ens.Close)
 	in := newInstance(t, ens.Address(), zktest.UniqueRoot(), "file://"+t.TempDir())
 
-	answers := map[string]bool{}
-	var mu sync.Mutex
-	var seq atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := fmt.Sprintf("fo-%d", seq.Add(1))
-				rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				res, err := in.reg.Register(rctx, oneTable(id, 42, nil))
-				cancel()
-				mu.Lock()
-				answers[id] = err == nil && res == producer.Created
-				mu.Unlock()
-			}
-		}()
-	}
+	load := startLoad(in, 6, time.Second)
 	failovers := 0
 	for range 2 {
 		time.Sleep(300 * time.Millisecond)
@@ -435,27 +435,11 @@ func TestLeaderFailoverLosesNothing(t *testing.T) {
 		}
 	}
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	answers := load.stop()
 	if failovers == 0 {
 		t.Fatal("no leader was found to kill")
 	}
-	if err := in.reg.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var created, stored int
-	for id, ok := range answers {
-		got := checkReadable(t, in, id)
-		if got != -1 {
-			stored++
-		}
-		if ok {
-			created++
-			if got != 42 {
-				t.Fatalf("%s answered CREATED, holds %d", id, got)
-			}
-		}
-	}
+	created, stored := checkAnswers(t, in, answers)
 	t.Logf("%d registers over %d leader failovers: %d CREATED, %d stored, all readable", len(answers), failovers, created, stored)
 }
 
