@@ -15,13 +15,19 @@ LISTEN    ?= 127.0.0.1:9123
 FUZZTIME  ?= 4000x
 BOOTSTRAP ?= 127.0.0.1:9123
 PROTOC_GEN_GO_VERSION := v1.36.12
+# Stamped into the binary (fluss-sidecar version, the start-up log, build_info).
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
+LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
 .PHONY: all build run test unit fuzz bench generate deps vet fmt clean compat compat-embedded embedded-startup
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/fluss-sidecar
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/fluss-sidecar
 	$(GO) build -o $(ZKRUN) ./internal/zktest/cmd/zkrun
 
 run: deps build
