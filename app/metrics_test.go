@@ -296,4 +296,3 @@ func TestReadyzStorage(t *testing.T) {
 		t.Fatalf("not-ready body %+v", r)
 	}
 }
-
