@@ -29,7 +29,7 @@ func TestLogStartup(t *testing.T) {
 		"zookeeper.address": "127.0.0.1:2181", "remote.data.dir": "s3://b/fluss", "s3.secret-key": "TOPSECRET",
 		"s3.access-key": "AKIAEXAMPLE", "metrics.reporters": "prometheus", "sidecar.log.format": "json",
 		"security.sasl.plain.jaas.config": `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_a="pw-a";`,
-		"bind.listeners": "FLUSS://127.0.0.1:9123,CLIENT://127.0.0.1:9124", "security.protocol.map": "CLIENT:sasl",
+		"bind.listeners":                  "FLUSS://127.0.0.1:9123,CLIENT://127.0.0.1:9124", "security.protocol.map": "CLIENT:sasl",
 		"security.sasl.enabled.mechanisms": "PLAIN", "some.unknown.key": "kept",
 	} {
 		c.Set(k, v)
