@@ -140,7 +140,13 @@ func (e *Elector) resign() {
 		if _, stat, err := e.zc.Get(ctx, LeaderPath); err == nil && stat.EphemeralOwner == e.zc.SessionID() {
 			e.zc.Delete(ctx, LeaderPath, stat.Version)
 		}
-		e.set(false, "")
+		e.mu.Lock()
+		e.leading, e.leader = false, ""
+		e.mu.Unlock()
+		e.log.Info("stopped leading cleanup: shutting down")
+		if e.onChange != nil {
+			e.onChange(false)
+		}
 	}
 }
 
