@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -294,5 +297,45 @@ func TestReadyzStorage(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("not-ready body %+v", r)
+	}
+}
+
+// TestMissingFileLoggedAndCounted: a get whose offsets file is gone is
+// answered with an error that is logged at WARN with its code, and the
+// failed read is counted as not_found.
+func TestMissingFileLoggedAndCounted(t *testing.T) {
+	dir := t.TempDir()
+	var logs lockedBuffer
+	c := apptest.Config(t, sharedZK, reporterOn(map[string]string{"remote.data.dir": "file://" + dir}))
+	a := apptest.StartConfig(t, c, app.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &logs})})
+	cl := dial(t, a.Addr())
+	if err := registerTTL(ctxT(t), cl, "lost-file", 60000); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "producers", "lost-file", "*", "*.offsets"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("offsets files %v %v", files, err)
+	}
+	if err := os.Remove(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	err = cl.Call(ctxT(t), 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("lost-file")}, &messages.GetProducerOffsetsResponse{})
+	fe, ok := flusserr.From(err)
+	if !ok {
+		t.Fatalf("get: %v", err)
+	}
+	out := logs.String()
+	for _, want := range []string{"[WARN]", "request answered with an error", "producer_id=lost-file", "offsets file not found",
+		"code=" + fe.Code.Name(), fmt.Sprintf("error_code=%d", int32(fe.Code))} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	fams := scrape(t, a)
+	if got := value(fams, "fluss_sidecar_storage_errorsTotal", "store=remote", "op=read", "class=not_found"); got != 1 {
+		t.Errorf("not_found reads counted %v, want 1", got)
+	}
+	if got := value(fams, "fluss_sidecar_request_errorsTotal", "request=getProducerOffsets", fmt.Sprintf("error_code=%d", int32(fe.Code))); got != 1 {
+		t.Errorf("get errors counted %v, want 1", got)
 	}
 }
