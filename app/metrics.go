@@ -279,12 +279,16 @@ func (a *App) MetricsAddr() string {
 // followers' logs.
 func electorIdentity(addrs []config.Listener) []byte {
 	host, _ := os.Hostname()
+	return identityJSON(host, os.Getpid(), config.FormatListeners(addrs), buildinfo.Get().Version)
+}
+
+func identityJSON(host string, pid int, listeners, version string) []byte {
 	b, _ := json.Marshal(struct {
 		Host      string `json:"host"`
 		PID       int    `json:"pid"`
 		Listeners string `json:"listeners"`
 		Version   string `json:"version"`
-	}{host, os.Getpid(), config.FormatListeners(addrs), buildinfo.Get().Version})
+	}{host, pid, listeners, version})
 	return b
 }
 

@@ -107,6 +107,12 @@ func (e *Elector) campaign(ctx context.Context) (<-chan zk.Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	if stat.EphemeralOwner == 0 {
+		// Not an election znode (someone created it by hand): nobody can
+		// own it, so nobody would ever clean up.
+		e.log.Warn("the cleanup leader znode is not ephemeral; no sidecar can lead cleanup until it is deleted",
+			"znode", e.zc.FullPath(LeaderPath))
+	}
 	e.set(stat.EphemeralOwner == e.zc.SessionID(), string(data))
 	return watch, nil
 }
