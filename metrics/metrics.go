@@ -75,7 +75,7 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 	m.requests = counterVec("request_requestsTotal", "Requests answered, by request type (Fluss: requestsPerSecond).", "request")
 	m.errors = counterVec("request_errorsTotal", "Requests answered with an error, by request type and Fluss error code (Fluss: errorsPerSecond).", "request", "error_code", "error")
 	m.totalTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: Prefix + "request_totalTimeMs", Help: "Milliseconds from reading a request to handing its answer to the connection's writer (Fluss: totalTimeMs).",
+		Name: Prefix + "request_totalTimeMs", Help: "Milliseconds from reading a request to its answer being ready to send (Fluss: totalTimeMs).",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000},
 	}, []string{"request"})
 	m.requestBytes = prometheus.NewHistogramVec(prometheus.HistogramOpts{

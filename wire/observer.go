@@ -23,8 +23,9 @@ type Observer interface {
 	// RequestStarted: a request of size bytes (its frame without the length
 	// field) was read and is now in flight.
 	RequestStarted(listener string, h RequestHeader, size int)
-	// RequestDone: the request's answer was handed to the connection's
-	// writer.
+	// RequestDone: the request's answer is ready; it is called before the
+	// answer is handed to the connection's writer, so a client that has
+	// its answer finds it counted.
 	RequestDone(listener string, r RequestDone)
 }
 

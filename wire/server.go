@@ -556,8 +556,8 @@ func (c *serverConn) start(h RequestHeader, body []byte) bool {
 				}
 				go func() {
 					defer c.done()
-					c.send(frame)
 					c.finishFrame(tr, frame)
+					c.send(frame)
 				}()
 				return true
 			}
@@ -575,8 +575,9 @@ func (c *serverConn) start(h RequestHeader, body []byte) bool {
 	go func() {
 		defer c.done()
 		frame := c.process(h, body, gated, &tr)
-		c.send(frame)
+		// Counted and logged before the client can see the answer.
 		c.finishFrame(tr, frame)
+		c.send(frame)
 	}()
 	return true
 }
@@ -664,7 +665,7 @@ func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start boo
 	c := r.c
 	defer c.done()
 	if tr, ok := c.untrack(requestID); ok {
-		defer c.finish(tr, t, body, true)
+		c.finish(tr, t, body, true)
 	}
 	var err error
 	switch {
@@ -697,13 +698,13 @@ func (r *Replier) ReplyError(requestID int32, err error) {
 	c := r.c
 	defer c.done()
 	frame := c.errorFrame(RequestHeader{RequestID: requestID}, err)
-	c.send(frame)
 	if tr, ok := c.untrack(requestID); ok {
 		c.finishFrame(tr, frame)
 	} else {
 		// Not traced, but an error this server made is always logged.
 		c.logUntracked(requestID, frame)
 	}
+	c.send(frame)
 }
 
 // process answers one request. It never panics and always returns a
