@@ -22,8 +22,9 @@ type Registry interface {
 
 // Observer is told about every round (metrics).
 type Observer interface {
-	// CleanupRun: result is "ok", "failed" or "following" (another
-	// instance leads); expired and orphans are what this round removed.
+	// CleanupRun: result is "ok", "failed", "following" (another
+	// instance leads) or "electing" (none leads yet); expired and orphans
+	// are what this round removed.
 	CleanupRun(result string, expired, orphans int)
 	// CleanupLeader: this instance started or stopped leading.
 	CleanupLeader(leading bool)
@@ -34,6 +35,8 @@ const (
 	ResultOK        = "ok"
 	ResultFailed    = "failed"
 	ResultFollowing = "following"
+	// ResultElecting: no instance led cleanup at the round's start.
+	ResultElecting = "electing"
 )
 
 // Config configures Run.
@@ -81,6 +84,10 @@ func Run(ctx context.Context, cfg Config) {
 func round(ctx context.Context, cfg Config, log hclog.Logger) (result string, expired, orphans int) {
 	if cfg.Leader != nil {
 		leading, leader, err := cfg.Leader.Confirm(ctx)
+		if errors.Is(err, ErrNoLeader) {
+			log.Debug("cleanup round skipped: no cleanup leader elected yet")
+			return ResultElecting, 0, 0
+		}
 		if err != nil {
 			log.Warn("cleanup round skipped: cannot tell which instance leads cleanup", "error", err)
 			return ResultFailed, 0, 0

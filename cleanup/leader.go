@@ -17,6 +17,10 @@ import (
 // /sidecar.
 const LeaderPath = "/sidecar/cleanup-leader"
 
+// ErrNoLeader: no instance holds the leader znode right now (at start, or
+// between a leader's end and the next one's election).
+var ErrNoLeader = errors.New("no cleanup leader elected yet")
+
 // Elector campaigns for cleanup leadership through LeaderPath: the
 // instance whose session created the ephemeral znode leads; the others
 // watch it and campaign again when it goes (its owner closed its session,
@@ -165,7 +169,7 @@ func (e *Elector) Confirm(ctx context.Context) (leading bool, leader string, err
 	}
 	data, stat, err := e.zc.Get(ctx, LeaderPath)
 	if errors.Is(err, zk.ErrNoNode) {
-		return false, "", nil
+		return false, "", ErrNoLeader
 	}
 	if err != nil {
 		return false, "", err

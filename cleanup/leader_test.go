@@ -91,7 +91,7 @@ func TestElectorHandover(t *testing.T) {
 	cut := zktest.NewCutter(t, srv.Addr)
 	a := campaign(t, connect(t, cut.Addr(), root, 2*time.Second), "a")
 	until(t, "a to lead", func() bool { return a.e.Leading() })
-	b := campaign(t, connect(t, srv.Addr, root, 2*time.Second), "b")
+	b := campaign(t, connect(t, srv.Addr, root, 30*time.Second), "b")
 	until(t, "b to know the leader", func() bool { _, who := confirmed(t, b); return who == "a" })
 	if la, _ := confirmed(t, a); !la || b.e.Leading() {
 		t.Fatalf("a confirms %v, b leads %v", la, b.e.Leading())
@@ -115,13 +115,15 @@ func TestElectorHandover(t *testing.T) {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	want := []bool{true, false, true}
-	if len(a.states) != len(want) {
-		t.Fatalf("a's leadership changes %v, want %v", a.states, want)
+	// Led, lost it while cut off, led again (a loaded machine may add a
+	// spurious expiry in between, never a change that is not a flip).
+	st := a.states
+	if len(st) < 3 || !st[0] || !st[len(st)-1] {
+		t.Fatalf("a's leadership changes %v, want true, false, ..., true", st)
 	}
-	for i := range want {
-		if a.states[i] != want[i] {
-			t.Fatalf("a's leadership changes %v, want %v", a.states, want)
+	for i := 1; i < len(st); i++ {
+		if st[i] == st[i-1] {
+			t.Fatalf("a's leadership changes %v report a non-change", st)
 		}
 	}
 }

@@ -97,7 +97,7 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 	m.storageOps = counterVec("storage_operationsTotal", "Storage calls, by store (zookeeper, remote) and operation.", "store", "op")
 	m.storageErrors = counterVec("storage_errorsTotal", "Failed storage calls, by store, operation and error class.", "store", "op", "class")
 
-	m.cleanupRuns = counterVec("cleanup_runsTotal", "Cleanup rounds, by result: ok, failed, or following (another instance leads cleanup).", "result")
+	m.cleanupRuns = counterVec("cleanup_runsTotal", "Cleanup rounds, by result: ok, failed, following (another instance leads cleanup) or electing (no instance leads yet).", "result")
 	m.expiredRemoved = counter("cleanup_expiredSnapshotsRemovedTotal", "Expired producer snapshots this instance removed.")
 	m.orphansRemoved = counter("cleanup_orphanFilesRemovedTotal", "Orphan offsets files this instance removed.")
 	m.cleanupLeader = gauge("cleanup_leader", "1 while this instance leads cleanup, else 0.")

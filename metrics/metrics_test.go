@@ -114,7 +114,7 @@ fluss_sidecar_storage_operationsTotal{op="read",store="remote"} 1
 # HELP fluss_sidecar_storage_errorsTotal Failed storage calls, by store, operation and error class.
 # TYPE fluss_sidecar_storage_errorsTotal counter
 fluss_sidecar_storage_errorsTotal{class="not_found",op="read",store="remote"} 1
-# HELP fluss_sidecar_cleanup_runsTotal Cleanup rounds, by result: ok, failed, or following (another instance leads cleanup).
+# HELP fluss_sidecar_cleanup_runsTotal Cleanup rounds, by result: ok, failed, following (another instance leads cleanup) or electing (no instance leads yet).
 # TYPE fluss_sidecar_cleanup_runsTotal counter
 fluss_sidecar_cleanup_runsTotal{result="following"} 1
 fluss_sidecar_cleanup_runsTotal{result="ok"} 1
