@@ -17,6 +17,9 @@ import (
 // /sidecar.
 const LeaderPath = "/sidecar/cleanup-leader"
 
+// callTimeout bounds each ZooKeeper call of the election.
+const callTimeout = 10 * time.Second
+
 // ErrNoLeader: no instance holds the leader znode right now (at start, or
 // between a leader's end and the next one's election).
 var ErrNoLeader = errors.New("no cleanup leader elected yet")
@@ -96,6 +99,8 @@ func (e *Elector) Run(ctx context.Context) {
 // campaign creates the znode unless it exists, reads who holds it and
 // returns a watch that fires when it changes or goes.
 func (e *Elector) campaign(ctx context.Context) (<-chan zk.Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	_, err := e.zc.Create(ctx, LeaderPath, e.identity, zk.Ephemeral)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrUnavailable) {
 		return nil, err
@@ -167,6 +172,8 @@ func (e *Elector) Confirm(ctx context.Context) (leading bool, leader string, err
 	if !e.zc.Connected() {
 		return false, "", errors.New("no ZooKeeper session")
 	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	data, stat, err := e.zc.Get(ctx, LeaderPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, "", ErrNoLeader

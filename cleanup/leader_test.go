@@ -89,7 +89,7 @@ func TestElectorHandover(t *testing.T) {
 	srv := zktest.StartT(t) // its own server: the test cuts a client off
 	root := zktest.UniqueRoot()
 	cut := zktest.NewCutter(t, srv.Addr)
-	a := campaign(t, connect(t, cut.Addr(), root, 2*time.Second), "a")
+	a := campaign(t, connect(t, cut.Addr(), root, 4*time.Second), "a")
 	until(t, "a to lead", func() bool { return a.e.Leading() })
 	b := campaign(t, connect(t, srv.Addr, root, 30*time.Second), "b")
 	until(t, "b to know the leader", func() bool { _, who := confirmed(t, b); return who == "a" })
