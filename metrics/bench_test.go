@@ -91,3 +91,21 @@ func BenchmarkReporterOverhead(b *testing.B) {
 	b.ReportMetric(float64(tInstr.Nanoseconds())/float64(b.N*n), "reporter-ns/call")
 	b.ReportMetric(float64(tInstr)/float64(tPlain), "reporter/plain")
 }
+
+// BenchmarkObserverCalls is the reporter's own work per request: one
+// RequestStarted and one RequestDone, from parallel goroutines.
+func BenchmarkObserverCalls(b *testing.B) {
+	m, err := New(prometheus.NewRegistry(), buildinfo.Get())
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := wire.RequestHeader{APIKey: 1054, RequestID: 1}
+	d := wire.RequestDone{Header: h, API: "GET_PRODUCER_OFFSETS", Local: true, Size: 40, Duration: time.Millisecond}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.RequestStarted("FLUSS", h, 40)
+			m.RequestDone("FLUSS", d)
+		}
+	})
+}

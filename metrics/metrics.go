@@ -13,6 +13,7 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,47 @@ type Metrics struct {
 
 	funcsMu sync.Mutex
 	funcs   map[string]bool // GaugeFuncs registered by name
+
+	// series caches the per-request-type children by api key, so a request
+	// costs no label hashing or allocation.
+	series sync.Map // int16 → *reqSeries
+}
+
+// reqSeries are one request type's series.
+type reqSeries struct {
+	label     string
+	requests  prometheus.Counter
+	forwarded prometheus.Counter
+	totalTime prometheus.Observer
+	bytes     prometheus.Observer
+}
+
+// otherKey caches the series of every api key outside Fluss's range that
+// the Mux does not name ("other").
+const otherKey = math.MinInt16
+
+// seriesFor returns the cached series of an api key; the forwarded series
+// exists only for keys that are forwarded (a key is served locally or
+// forwarded, never both).
+func (m *Metrics) seriesFor(key int16, name string, forwarded bool) *reqSeries {
+	if name == "" && (key < 1000 || key >= 1100) {
+		key = otherKey
+	}
+	if v, ok := m.series.Load(key); ok {
+		return v.(*reqSeries)
+	}
+	label := RequestLabel(key, name)
+	rs := &reqSeries{
+		label:     label,
+		requests:  m.requests.WithLabelValues(label),
+		totalTime: m.totalTime.WithLabelValues(label),
+		bytes:     m.requestBytes.WithLabelValues(label),
+	}
+	if forwarded {
+		rs.forwarded = m.forwarded.WithLabelValues(label)
+	}
+	v, _ := m.series.LoadOrStore(key, rs)
+	return v.(*reqSeries)
 }
 
 // New registers every collector on reg and sets build_info from b.
@@ -191,15 +233,20 @@ func (m *Metrics) RequestStarted(_ string, _ wire.RequestHeader, size int) {
 func (m *Metrics) RequestDone(_ string, d wire.RequestDone) {
 	m.inFlight.Dec()
 	m.inFlightBytes.Sub(float64(d.Size))
-	label := RequestLabel(d.Header.APIKey, d.API)
-	m.requests.WithLabelValues(label).Inc()
-	m.totalTime.WithLabelValues(label).Observe(float64(d.Duration) / float64(time.Millisecond))
-	m.requestBytes.WithLabelValues(label).Observe(float64(d.Size))
+	fwd := !d.Local && d.Passed
+	rs := m.seriesFor(d.Header.APIKey, d.API, fwd)
+	rs.requests.Inc()
+	rs.totalTime.Observe(float64(d.Duration) / float64(time.Millisecond))
+	rs.bytes.Observe(float64(d.Size))
 	if d.Code != flusserr.None {
-		m.errors.WithLabelValues(label, fmt.Sprint(int32(d.Code)), d.Code.Name()).Inc()
+		m.errors.WithLabelValues(rs.label, fmt.Sprint(int32(d.Code)), d.Code.Name()).Inc()
 	}
-	if !d.Local && d.Passed {
-		m.forwarded.WithLabelValues(label).Inc()
+	if fwd {
+		if rs.forwarded != nil {
+			rs.forwarded.Inc()
+		} else { // the key's first answer was made here (an error)
+			m.forwarded.WithLabelValues(rs.label).Inc()
+		}
 	}
 }
 
