@@ -494,7 +494,7 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		}
 		var fe *FrameError
 		if errors.As(err, &fe) {
-			c.log.Warn("unreadable frame; closing connection", "error", fe)
+			c.log.Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
 			c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
 			c.w.flush()
 			c.closeConn()
