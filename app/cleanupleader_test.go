@@ -63,11 +63,6 @@ func TestCleanupOneLeader(t *testing.T) {
 		})
 		c := apptest.Config(t, sharedZK, kv)
 		logs[name] = &lockedBuffer{}
-		s, err := app.FromConfig(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = s
 		return apptest.StartConfig(t, c, app.Options{Logger: hclog.New(&hclog.LoggerOptions{Name: name, Level: hclog.Info, Output: logs[name]})})
 	}
 	a, b := start("a"), start("b")
