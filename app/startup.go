@@ -47,11 +47,15 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 	if len(s.AdvertisedListeners) > 0 {
 		set(KeyAdvertisedListeners, config.FormatListeners(s.AdvertisedListeners))
 	}
-	set(KeyZKAddress, s.ZooKeeperAddress)
-	set(KeyZKRoot, s.ZooKeeperRoot)
-	set(KeyZKSessionTimeout, dur(s.ZooKeeperSessionTimeout))
-	set(KeyZKConnTimeout, dur(s.ZooKeeperConnectionTimeout))
-	set(KeyRemoteDataDir, s.RemoteDataDir)
+	if s.Embedded {
+		set(KeyEmbedded, "true")
+	} else {
+		set(KeyZKAddress, s.ZooKeeperAddress)
+		set(KeyZKRoot, s.ZooKeeperRoot)
+		set(KeyZKSessionTimeout, dur(s.ZooKeeperSessionTimeout))
+		set(KeyZKConnTimeout, dur(s.ZooKeeperConnectionTimeout))
+		set(KeyRemoteDataDir, s.RemoteDataDir)
+	}
 	set(KeyTTL, dur(s.ProducerOffsetsTTL))
 	set(KeyCleanupInterval, dur(s.CleanupInterval))
 	set("sidecar.orphan-cleanup.grace-period", dur(s.OrphanGracePeriod))
