@@ -1,5 +1,6 @@
 # fluss-sidecar: build, run, test.
-#   make run    start a local ZooKeeper (Debian package) and the sidecar on 127.0.0.1:9123
+#   make run    start a local ZooKeeper (Debian package) and the sidecar on 127.0.0.1:9123,
+#               metrics and probes on 127.0.0.1:9249
 #   make test   install what is missing, then run every test against real servers
 
 GO        ?= go
@@ -10,22 +11,29 @@ ZK_PORT   ?= 2181
 # Set ZK_ADDRESS to use a ZooKeeper you run yourself; make run then starts none.
 ZK_ADDRESS ?=
 LISTEN    ?= 127.0.0.1:9123
+METRICS_PORT ?= 9249
 # A count, not a duration: Go 1.26's fuzzer can report a spurious "context
 # deadline exceeded" when a duration budget ends mid-input (go.dev/issue/75804).
 FUZZTIME  ?= 4000x
 BOOTSTRAP ?= 127.0.0.1:9123
 PROTOC_GEN_GO_VERSION := v1.36.12
+# Stamped into the binary (fluss-sidecar version, the start-up log, build_info).
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
+LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
 .PHONY: all build run test unit fuzz bench generate deps vet fmt clean compat compat-embedded embedded-startup
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/fluss-sidecar
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/fluss-sidecar
 	$(GO) build -o $(ZKRUN) ./internal/zktest/cmd/zkrun
 
 run: deps build
-	ZK_ADDRESS="$(ZK_ADDRESS)" ZK_PORT=$(ZK_PORT) DATA_DIR="$(DATA_DIR)" LISTEN=$(LISTEN) scripts/run-local.sh
+	ZK_ADDRESS="$(ZK_ADDRESS)" ZK_PORT=$(ZK_PORT) DATA_DIR="$(DATA_DIR)" LISTEN=$(LISTEN) METRICS_PORT=$(METRICS_PORT) scripts/run-local.sh
 
 # deps installs the Debian packages the tests and `make run` need (as root,
 # `apt-get update` once, then install), only when something is missing.

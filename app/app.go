@@ -38,6 +38,7 @@ type App struct {
 	listeners []net.Listener
 	addrs     []config.Listener
 	emb       *embedded.Server // embedded mode (embedded.go)
+	ops       *ops
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -70,6 +71,11 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		}
 	}()
 
+	o, err := newOps(s, log)
+	if err != nil {
+		return nil, err
+	}
+	a.ops = o
 	zc, err := zk.Connect(ctx, zk.Config{
 		Address:           s.ZooKeeperAddress,
 		Root:              s.ZooKeeperRoot,
@@ -78,6 +84,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		MaxBufferSize:     int(s.ZooKeeperMaxBufferSize),
 		ServerMaxBuffer:   int(s.ZooKeeperServerMaxBuffer),
 		Logger:            log,
+		Observer:          o.zkObserver(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", s.ZooKeeperAddress, err)
@@ -91,9 +98,10 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
 	}
 	a.files = files
+	snapshots, counted := instrument(zk.NewProducerStore(zc), files, o.storageObserver())
 	a.registry, err = producer.New(producer.Config{
-		Snapshots:  zk.NewProducerStore(zc),
-		Files:      files,
+		Snapshots:  snapshots,
+		Files:      counted,
 		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
 		DefaultTTL: s.ProducerOffsetsTTL,
 		// A write outlives its request until its outcome is settled, for at
@@ -179,6 +187,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			ListenerName:       a.addrs[i].Name,
 			Gate:               authn.Gate,
 			OnConnect:          authn.OnConnect,
+			Observer:           o.wireObserver(),
 		}
 		if upstream != nil {
 			base, err = proxyServerConfig(base, s, sc, upstream, a.addrs, advertised[i], authn.Protocol(a.addrs[i].Name), log)
@@ -198,11 +207,10 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		log.Info("serving", "listener", a.addrs[i].Name, "addr", ln.Addr().String(),
 			"security_protocol", authn.Protocol(a.addrs[i].Name), "mode", s.Mode)
 	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		a.cleanupLoop(runCtx, s.CleanupInterval, s.OrphanGracePeriod)
-	}()
+	o.watch(zc, files, upstream)
+	if err := a.startCleanup(runCtx, s, counted); err != nil {
+		return nil, err
+	}
 	ok = true
 	return a, nil
 }
@@ -233,35 +241,6 @@ func advertisedListeners(bound, advertised []config.Listener, log hclog.Logger) 
 		out = append(out, l)
 	}
 	return out
-}
-
-// cleanupLoop deletes expired snapshots, then orphan files older than the
-// grace period, every interval; the first run is one interval after start,
-// as a Fluss coordinator does.
-func (a *App) cleanupLoop(ctx context.Context, interval, grace time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := a.registry.CleanupExpired(ctx)
-		if err != nil && ctx.Err() == nil {
-			a.log.Warn("expired snapshot cleanup failed", "error", err)
-		}
-		if n > 0 {
-			a.log.Info("deleted expired producer snapshots", "count", n)
-		}
-		rep, err := a.registry.CleanupOrphans(ctx, a.files, grace)
-		if err != nil && ctx.Err() == nil {
-			a.log.Warn("orphan file cleanup failed", "error", err)
-		}
-		if rep.Deleted > 0 || rep.Skipped > 0 {
-			a.log.Info("orphan file cleanup", "deleted", rep.Deleted, "kept_in_grace", rep.Kept, "skipped_producers", rep.Skipped)
-		}
-	}
 }
 
 // Addr is the bound address of the first listener.
@@ -303,6 +282,9 @@ func (a *App) Close() error {
 		}
 		if a.tables != nil {
 			a.tables.Close()
+		}
+		if a.ops != nil {
+			a.ops.close()
 		}
 		if a.files != nil {
 			errs = append(errs, a.files.Close())

@@ -72,6 +72,9 @@ type Settings struct {
 	Embedded bool
 	// ACLFile is sidecar.embedded.acl-file: the ACLs of embedded mode.
 	ACLFile string
+	// Ops holds the metrics reporter, operations endpoint and log format
+	// settings (see OpsSettings).
+	Ops OpsSettings
 }
 
 // Key names, for messages and docs.
@@ -215,6 +218,8 @@ func FromConfig(c *config.Config) (Settings, error) {
 		add(fmt.Errorf("%s: %q is neither %q nor %q", KeyMode, s.Mode, ModeStandalone, ModeProxy))
 	}
 	add(embeddedSettings(c, &s))
+	s.Ops, err = opsFromConfig(c)
+	add(err)
 	return s, errors.Join(errs...)
 }
 

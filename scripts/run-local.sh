@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 DATA_DIR=${DATA_DIR:-$PWD/data}
 ZK_PORT=${ZK_PORT:-2181}
 LISTEN=${LISTEN:-127.0.0.1:9123}
+# Prometheus reporter port (a Fluss-style range is allowed): /metrics,
+# /healthz, /readyz on 127.0.0.1.
+METRICS_PORT=${METRICS_PORT:-9249}
 mkdir -p "$DATA_DIR/remote"
 
 zk_pid=""
@@ -34,11 +37,14 @@ if [ -z "${ZK_ADDRESS:-}" ]; then
 	done
 fi
 
-echo "starting fluss-sidecar on $LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir file://$DATA_DIR/remote)"
+echo "starting fluss-sidecar on $LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir file://$DATA_DIR/remote, metrics on 127.0.0.1:$METRICS_PORT)"
 bin/fluss-sidecar serve \
 	-Dbind.listeners="FLUSS://$LISTEN" \
 	-Dzookeeper.address="$ZK_ADDRESS" \
 	-Dremote.data.dir="file://$DATA_DIR/remote" \
+	-Dmetrics.reporters=prometheus \
+	-Dmetrics.reporter.prometheus.port="$METRICS_PORT" \
+	-Dsidecar.metrics.host=127.0.0.1 \
 	"$@" &
 sc_pid=$!
 wait "$sc_pid"

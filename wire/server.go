@@ -77,6 +77,9 @@ type ServerConfig struct {
 	// OnConnect, if set, runs once per connection before its first request
 	// is read; see ConnectFunc.
 	OnConnect ConnectFunc
+	// Observer, if set, is told about connections and requests (metrics);
+	// see Observer.
+	Observer Observer
 }
 
 // Validate reports a configuration that cannot work.
@@ -291,12 +294,14 @@ func (s *Server) startConn(nc net.Conn) {
 	if s.closing {
 		s.mu.Unlock()
 		nc.Close()
+		s.refused("closing")
 		return
 	}
 	if s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns {
 		s.mu.Unlock()
 		s.log.Warn("connection limit reached; closing new connection", "remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
 		nc.Close()
+		s.refused("limit")
 		return
 	}
 	c := newServerConn(s, nc)
@@ -304,7 +309,16 @@ func (s *Server) startConn(nc net.Conn) {
 	s.connWG.Add(1)
 	s.active.Add(1)
 	s.mu.Unlock()
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.ConnAccepted(s.cfg.ListenerName)
+	}
 	go c.run()
+}
+
+func (s *Server) refused(reason string) {
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.ConnRefused(s.cfg.ListenerName, reason)
+	}
 }
 
 func (s *Server) removeConn(c *serverConn) {
@@ -312,6 +326,9 @@ func (s *Server) removeConn(c *serverConn) {
 	delete(s.conns, c)
 	s.mu.Unlock()
 	s.active.Add(-1)
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.ConnClosed(s.cfg.ListenerName)
+	}
 	s.connWG.Done()
 }
 
@@ -341,6 +358,11 @@ type serverConn struct {
 	inflight   atomic.Int64
 	draining   atomic.Bool
 	closeOnce  sync.Once
+
+	// pending traces the requests the Forward hook took, by request id,
+	// while tracking() holds.
+	pendingMu sync.Mutex
+	pending   map[int32]reqTrace
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
@@ -472,7 +494,7 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		}
 		var fe *FrameError
 		if errors.As(err, &fe) {
-			c.log.Warn("unreadable frame; closing connection", "error", fe)
+			c.log.Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
 			c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
 			c.w.flush()
 			c.closeConn()
@@ -520,25 +542,42 @@ func (c *serverConn) start(h RequestHeader, body []byte) bool {
 	}
 	c.inflight.Add(1)
 	c.handlers.Add(1)
+	tr := c.begin(h, requestHeaderSize+len(body))
 	gated := false
 	if c.srv.cfg.Forward != nil {
 		if _, local := c.srv.cfg.Mux.Lookup(h.APIKey); !local {
+			// Tracked before the offer: the answer may come before it
+			// returns. Untracked requests are finished here or not at all.
+			tracked := c.tracking() && c.track(tr)
 			var frame []byte
 			if frame, gated = c.offer(h, body); frame != nil {
+				if tracked {
+					c.untrack(h.RequestID)
+				}
 				go func() {
 					defer c.done()
+					c.finishFrame(tr, frame)
 					c.send(frame)
 				}()
 				return true
 			}
 			if !gated {
+				if !tracked {
+					c.finishUntracked(tr)
+				}
 				return true // the Forward hook took it
+			}
+			if tracked {
+				c.untrack(h.RequestID)
 			}
 		}
 	}
 	go func() {
 		defer c.done()
-		c.send(c.process(h, body, gated))
+		frame := c.process(h, body, gated, &tr)
+		// Counted and logged before the client can see the answer.
+		c.finishFrame(tr, frame)
+		c.send(frame)
 	}()
 	return true
 }
@@ -625,6 +664,9 @@ func (r *Replier) Queue(requestID int32, t ResponseType, body []byte) {
 func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start bool) {
 	c := r.c
 	defer c.done()
+	if tr, ok := c.untrack(requestID); ok {
+		c.finish(tr, t, body, true)
+	}
 	var err error
 	switch {
 	case t != ResponseSuccess && t != ResponseError:
@@ -655,13 +697,20 @@ func (r *Replier) Flush() { r.c.w.start() }
 func (r *Replier) ReplyError(requestID int32, err error) {
 	c := r.c
 	defer c.done()
-	c.send(c.errorFrame(RequestHeader{RequestID: requestID}, err))
+	frame := c.errorFrame(RequestHeader{RequestID: requestID}, err)
+	if tr, ok := c.untrack(requestID); ok {
+		c.finishFrame(tr, frame)
+	} else {
+		// Not traced, but an error this server made is always logged.
+		c.logUntracked(requestID, frame)
+	}
+	c.send(frame)
 }
 
 // process answers one request. It never panics and always returns a
 // complete response frame. gated says the Gate has already admitted the
 // request.
-func (c *serverConn) process(h RequestHeader, body []byte, gated bool) (frame []byte) {
+func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTrace) (frame []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", "api_key", h.APIKey, "request_id", h.RequestID,
@@ -689,6 +738,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool) (frame []
 			if len(r.Body) > math.MaxInt32-responseHeaderSize {
 				return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(r.Body)))
 			}
+			tr.passed = true
 			return appendResponse(nil, r.Type, h.RequestID, r.Body)
 		}
 		if cfg.Fallback != nil {
@@ -718,6 +768,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool) (frame []
 			truncate(fmt.Sprintf("Failed to decode %s for %v version %d: %v",
 				req.ProtoReflect().Descriptor().Name(), api, h.APIVersion, err)))
 	}
+	tr.producerID = producerIDOf(req)
 	resp, err := api.Handle(c.ctx, c.sess, req)
 	if err != nil {
 		return c.errorFrame(h, err)
@@ -748,10 +799,9 @@ func (c *serverConn) successFrame(h RequestHeader, api API, resp proto.Message) 
 // errorFrame maps err to an ERROR frame: a *flusserr.Error keeps its code
 // and message; anything else is UNKNOWN_SERVER_ERROR with the error text.
 func (c *serverConn) errorFrame(h RequestHeader, err error) []byte {
+	// The request's log line (see finish) carries the code and message.
 	if fe, ok := flusserr.From(err); ok && fe.Code != flusserr.None {
-		c.log.Debug("request failed", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
 		return AppendError(nil, h.RequestID, fe.Code, fe.Message)
 	}
-	c.log.Warn("request failed with an unexpected error", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
 	return AppendError(nil, h.RequestID, flusserr.UnknownServerError, truncate(err.Error()))
 }

@@ -220,14 +220,17 @@ func (c *Client) onEvent(ev gozk.Event) {
 	switch ev.State {
 	case gozk.StateExpired:
 		c.expiredSeen = true
+		c.observe(SessionExpired)
 		c.log.Warn("ZooKeeper session expired; watches are lost, opening a new session")
 	case gozk.StateHasSession:
 		if !c.hadSession {
 			c.hadSession = true
 			c.generation = 1
 			close(c.firstUp)
+			c.observe(SessionConnected)
 			return
 		}
+		c.observe(SessionReconnected)
 		if c.expiredSeen {
 			c.expiredSeen = false
 			c.generation++
@@ -239,8 +242,15 @@ func (c *Client) onEvent(ev gozk.Event) {
 		}
 	case gozk.StateDisconnected:
 		if c.hadSession {
+			c.observe(SessionDisconnected)
 			c.log.Debug("disconnected from ZooKeeper", "server", ev.Server)
 		}
+	}
+}
+
+func (c *Client) observe(e SessionEvent) {
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.SessionEvent(e)
 	}
 }
 

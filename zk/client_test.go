@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -303,7 +304,8 @@ func TestServerOutage(t *testing.T) {
 func TestSessionExpiry(t *testing.T) {
 	srv := zktest.StartT(t) // tickTime 500 ms: sessions may be as short as 1 s
 	cut := zktest.NewCutter(t, srv.Addr)
-	c := connect(t, cut.Addr(), "/fluss", func(cfg *Config) { cfg.SessionTimeout = 2 * time.Second })
+	events := &eventLog{}
+	c := connect(t, cut.Addr(), "/fluss", func(cfg *Config) { cfg.SessionTimeout = 2 * time.Second; cfg.Observer = events })
 	ctx := testCtx(t)
 
 	newSession := make(chan struct{}, 10)
@@ -360,4 +362,34 @@ func TestSessionExpiry(t *testing.T) {
 	if data, _, _, err := c.GetW(ctx, "/watched"); err != nil || string(data) != "1" {
 		t.Fatalf("after expiry: %q %v", data, err)
 	}
+	// The observer saw the session's life in order: up, lost, expired, up.
+	got := events.get()
+	want := []SessionEvent{SessionConnected, SessionDisconnected, SessionExpired, SessionReconnected}
+	j := 0
+	for _, e := range got {
+		if j < len(want) && e == want[j] {
+			j++
+		}
+	}
+	if j != len(want) || got[0] != SessionConnected {
+		t.Errorf("session events %v, want the subsequence %v", got, want)
+	}
+}
+
+// eventLog is a SessionObserver that keeps the events.
+type eventLog struct {
+	mu     sync.Mutex
+	events []SessionEvent
+}
+
+func (l *eventLog) SessionEvent(e SessionEvent) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+}
+
+func (l *eventLog) get() []SessionEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]SessionEvent(nil), l.events...)
 }

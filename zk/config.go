@@ -45,6 +45,8 @@ type Config struct {
 	// Logger receives the client's logs under the sub-logger "zk"; nil
 	// discards them.
 	Logger hclog.Logger
+	// Observer, if set, is told about session changes.
+	Observer SessionObserver
 }
 
 // withDefaults returns c with zero fields set to their defaults.

@@ -5,6 +5,7 @@
 //	fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
 //	fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
 //	fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
+//	fluss-sidecar version | --version
 package main
 
 import (
@@ -18,6 +19,7 @@ const usage = `usage:
   fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
   fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
   fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
+  fluss-sidecar version | --version
 `
 
 func main() {
@@ -34,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdout, stderr)
 	case "offsets":
 		return offsetsCmd(args[1:], stdout, stderr)
+	case "version", "--version":
+		return versionCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

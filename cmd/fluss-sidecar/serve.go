@@ -9,8 +9,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 )
@@ -34,9 +32,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fluss-sidecar: configuration:", err)
 		return 2
 	}
-	log := hclog.New(&hclog.LoggerOptions{
-		Name: "fluss-sidecar", Level: hclog.LevelFromString(settings.LogLevel), Output: stderr,
-	})
+	log := app.NewLogger("fluss-sidecar", settings.LogLevel, settings.Ops.LogFormat, stderr)
+	app.LogStartup(log, cfg, settings)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.Start(ctx, settings, app.Options{Logger: log})

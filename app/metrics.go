@@ -1,0 +1,323 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
+	"github.com/fluss-sidecar/fluss-sidecar/cleanup"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/metrics"
+	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/proxy"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
+)
+
+// Operations keys: Fluss's own for the reporter, sidecar.* for the rest.
+const (
+	KeyMetricsReporters = "metrics.reporters"
+	KeyPrometheusPort   = "metrics.reporter.prometheus.port"
+	KeyMetricsHost      = "sidecar.metrics.host"
+	KeyPprof            = "sidecar.debug.pprof"
+	KeyLogFormat        = "sidecar.log.format"
+	DefaultMetricsPort  = "9249"
+)
+
+// OpsSettings are the monitoring and logging settings.
+type OpsSettings struct {
+	// Prometheus is true when metrics.reporters lists "prometheus".
+	Prometheus bool
+	// Ports is metrics.reporter.prometheus.port: the ports to try, first
+	// free one wins (default 9249).
+	Ports []int
+	// Host is sidecar.metrics.host, the address the endpoint binds ("":
+	// every interface, as Fluss's reporter).
+	Host string
+	// Pprof is sidecar.debug.pprof: serve /debug/pprof/ on the same port.
+	Pprof bool
+	// LogFormat is sidecar.log.format: "text" (default) or "json".
+	LogFormat string
+}
+
+// opsFromConfig reads OpsSettings. Reporters other than prometheus (Fluss
+// also has jmx and prometheus-push) are ignored with a warning at start,
+// so a server.yaml shared with a coordinator still works.
+func opsFromConfig(c *config.Config) (OpsSettings, error) {
+	var o OpsSettings
+	var errs []error
+	for _, r := range strings.Split(c.String(KeyMetricsReporters, ""), ",") {
+		if strings.EqualFold(strings.TrimSpace(r), "prometheus") {
+			o.Prometheus = true
+		}
+	}
+	var err error
+	o.Ports, err = opshttp.ParsePorts(c.String(KeyPrometheusPort, DefaultMetricsPort))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", KeyPrometheusPort, err))
+	}
+	o.Host = c.String(KeyMetricsHost, "")
+	o.Pprof, err = c.Bool(KeyPprof, false)
+	errs = append(errs, err)
+	o.LogFormat = strings.ToLower(c.String(KeyLogFormat, "text"))
+	if o.LogFormat != "text" && o.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("%s: %q is neither text nor json", KeyLogFormat, o.LogFormat))
+	}
+	return o, errors.Join(errs...)
+}
+
+// NewLogger returns the sidecar's logger at level in format ("text" or
+// "json", hclog's JSON lines).
+func NewLogger(name, level, format string, out io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name: name, Level: hclog.LevelFromString(level), Output: out, JSONFormat: format == "json",
+	})
+}
+
+// ops is the monitoring side of a running sidecar: the metrics (when the
+// reporter is on), the operations endpoint and what readiness needs.
+type ops struct {
+	m      *metrics.Metrics // nil when the reporter is off
+	http   *opshttp.Server
+	log    hclog.Logger
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu          sync.Mutex
+	storageOK   bool
+	storageErr  error
+	zkConnected func() bool
+	upstream    proxy.UpstreamSource
+}
+
+func newOps(s Settings, log hclog.Logger) (*ops, error) {
+	o := &ops{log: log}
+	if !s.Ops.Prometheus {
+		return o, nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := metrics.New(reg, buildinfo.Get())
+	if err != nil {
+		return nil, err
+	}
+	o.m = m
+	o.http, err = opshttp.Start(opshttp.Config{
+		Host: s.Ops.Host, Ports: s.Ops.Ports, Gatherer: reg, Ready: o.missing, Pprof: s.Ops.Pprof, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", KeyPrometheusPort, err)
+	}
+	return o, nil
+}
+
+// The observers below are nil interfaces when the reporter is off, so the
+// instrumented packages skip their calls.
+
+func (o *ops) wireObserver() wire.Observer {
+	if o.m == nil {
+		return nil
+	}
+	return o.m
+}
+
+func (o *ops) zkObserver() zk.SessionObserver {
+	if o.m == nil {
+		return nil
+	}
+	return o.m
+}
+
+func (o *ops) cleanupObserver() cleanup.Observer {
+	if o.m == nil {
+		return nil
+	}
+	return o.m
+}
+
+func (o *ops) storageObserver() storageObserver {
+	if o.m == nil {
+		return nil
+	}
+	return o.m
+}
+
+// watch starts what readiness and the gauges read: the ZooKeeper session,
+// the upstream (proxy mode) and the remote storage probe, retried in the
+// background until storage answers.
+func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamSource) {
+	o.mu.Lock()
+	o.zkConnected = zc.Connected
+	o.upstream = upstream
+	o.mu.Unlock()
+	if o.m != nil {
+		o.m.GaugeFunc("zookeeper_sessionConnected", "1 while the ZooKeeper session is connected, else 0.", func() float64 {
+			return boolFloat(zc.Connected())
+		})
+		if upstream != nil {
+			o.m.GaugeFunc("proxy_upstreamKnown", "1 while proxy mode knows the coordinator to forward to, else 0.", func() float64 {
+				_, err := o.currentUpstream()
+				return boolFloat(err == nil)
+			})
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	o.cancel = cancel
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		o.probeStorage(ctx, files)
+	}()
+}
+
+// probeStorage lists the producers directory until it answers once.
+func (o *ops) probeStorage(ctx context.Context, files *remote.Store) {
+	backoff := 500 * time.Millisecond
+	for ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err := files.ListProducerDirs(pctx)
+		cancel()
+		o.mu.Lock()
+		o.storageOK, o.storageErr = err == nil, err
+		o.mu.Unlock()
+		if err == nil {
+			o.log.Debug("remote storage answered the start-up probe", "dir", files.ProducersDir().String())
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		o.log.Warn("remote storage does not answer; not ready", "dir", files.ProducersDir().String(), "error", err, "retry_in", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+func (o *ops) currentUpstream() (string, error) {
+	o.mu.Lock()
+	up := o.upstream
+	o.mu.Unlock()
+	if up == nil {
+		return "", errors.New("no upstream source")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	return up.Current(ctx)
+}
+
+// missing says what the sidecar lacks to serve requests, for /readyz.
+func (o *ops) missing() []string {
+	o.mu.Lock()
+	connected, storageOK, storageErr, upstream := o.zkConnected, o.storageOK, o.storageErr, o.upstream
+	o.mu.Unlock()
+	var out []string
+	if connected == nil || !connected() {
+		out = append(out, "zookeeper: no connected session")
+	}
+	if !storageOK {
+		msg := "remote storage: the start-up probe has not succeeded yet"
+		if storageErr != nil {
+			msg += ": " + storageErr.Error()
+		}
+		out = append(out, msg)
+	}
+	if upstream != nil {
+		if _, err := o.currentUpstream(); err != nil {
+			out = append(out, "proxy: no upstream coordinator known: "+err.Error())
+		}
+	}
+	return out
+}
+
+func (o *ops) close() {
+	if o.cancel != nil {
+		o.cancel()
+	}
+	o.wg.Wait()
+	if o.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		o.http.Close(ctx)
+	}
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// MetricsAddr is the operations endpoint's host:port, or "" when the
+// Prometheus reporter is off.
+func (a *App) MetricsAddr() string {
+	if a.ops == nil || a.ops.http == nil {
+		return ""
+	}
+	return a.ops.http.Addr()
+}
+
+// electorIdentity is the cleanup leader znode's data: who leads, for the
+// followers' logs.
+func electorIdentity(addrs []config.Listener) []byte {
+	host, _ := os.Hostname()
+	return identityJSON(host, os.Getpid(), config.FormatListeners(addrs), buildinfo.Get().Version)
+}
+
+func identityJSON(host string, pid int, listeners, version string) []byte {
+	b, _ := json.Marshal(struct {
+		Host      string `json:"host"`
+		PID       int    `json:"pid"`
+		Listeners string `json:"listeners"`
+		Version   string `json:"version"`
+	}{host, pid, listeners, version})
+	return b
+}
+
+// startCleanup runs the periodic cleanup on whichever sidecar sharing this
+// ZooKeeper root leads it (see cleanup.Elector).
+func (a *App) startCleanup(ctx context.Context, s Settings, files producer.OrphanStore) error {
+	obs := a.ops.cleanupObserver()
+	elector, err := cleanup.NewElector(cleanup.ElectorConfig{
+		ZK: a.zk, Identity: electorIdentity(a.addrs), Logger: a.log,
+		OnChange: func(leading bool) {
+			if obs != nil {
+				obs.CleanupLeader(leading)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	a.wg.Add(2)
+	go func() {
+		defer a.wg.Done()
+		elector.Run(ctx)
+	}()
+	go func() {
+		defer a.wg.Done()
+		cleanup.Run(ctx, cleanup.Config{
+			Registry: a.registry, Files: files, Interval: s.CleanupInterval, Grace: s.OrphanGracePeriod,
+			Leader: elector, Observer: obs, Logger: a.log,
+		})
+	}()
+	return nil
+}

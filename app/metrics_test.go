@@ -1,0 +1,347 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// reporterOn turns the Prometheus reporter on, on a free loopback port.
+func reporterOn(kv map[string]string) map[string]string {
+	kv["metrics.reporters"] = "jmx,prometheus"
+	kv["metrics.reporter.prometheus.port"] = "0"
+	kv["sidecar.metrics.host"] = "127.0.0.1"
+	return kv
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 20 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// scrape reads /metrics into families by name.
+func scrape(t *testing.T, a *app.App) map[string]*dto.MetricFamily {
+	t.Helper()
+	code, body := httpGet(t, "http://"+a.MetricsAddr()+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics answered %d", code)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// value returns the sample of family name whose labels include want
+// ("k=v" pairs), summed over the matching series; -1 if none matches.
+func value(fams map[string]*dto.MetricFamily, name string, want ...string) float64 {
+	f, ok := fams[name]
+	if !ok {
+		return -1
+	}
+	sum, found := 0.0, false
+next:
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for _, w := range want {
+			k, v, _ := strings.Cut(w, "=")
+			if labels[k] != v {
+				continue next
+			}
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	if !found {
+		return -1
+	}
+	return sum
+}
+
+func registerTTL(ctx context.Context, c *wire.Client, id string, ttlMs int64) error {
+	req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TtlMs: proto.Int64(ttlMs),
+		TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(1),
+			BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(7)}}}}}
+	return c.Call(ctx, 1053, 0, req, &messages.RegisterProducerOffsetsResponse{})
+}
+
+// TestMetricsAfterTraffic: with the reporter on, /metrics counts exactly
+// the requests, errors by code, connections and storage calls the traffic
+// made, and says which build runs.
+func TestMetricsAfterTraffic(t *testing.T) {
+	a := apptest.Start(t, sharedZK, reporterOn(map[string]string{}))
+	if a.MetricsAddr() == "" {
+		t.Fatal("reporter on, but no metrics address")
+	}
+	const clients, registers, invalid, gets = 2, 5, 3, 4
+	for i := 0; i < clients; i++ {
+		c := dial(t, a.Addr()) // one API_VERSIONS each
+		for j := 0; j < registers; j++ {
+			if err := registerTTL(ctxT(t), c, fmt.Sprintf("metrics-%d-%d", i, j), 60000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for j := 0; j < invalid; j++ {
+			err := registerTTL(ctxT(t), c, "bad id!", 60000)
+			if fe, ok := flusserr.From(err); !ok || fe.Code != flusserr.InvalidProducerID {
+				t.Fatalf("invalid id: %v", err)
+			}
+		}
+		for j := 0; j < gets; j++ {
+			resp := &messages.GetProducerOffsetsResponse{}
+			if err := c.Call(ctxT(t), 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(fmt.Sprintf("metrics-%d-%d", i, j))}, resp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close()
+	}
+	// Closed connections are counted once the server has seen them go.
+	var fams map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		fams = scrape(t, a)
+		if value(fams, "fluss_sidecar_connection_open", "listener=FLUSS") == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	tests := []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"fluss_sidecar_request_requestsTotal", []string{"request=apiVersions"}, clients},
+		{"fluss_sidecar_request_requestsTotal", []string{"request=registerProducerOffsets"}, clients * (registers + invalid)},
+		{"fluss_sidecar_request_requestsTotal", []string{"request=getProducerOffsets"}, clients * gets},
+		{"fluss_sidecar_request_errorsTotal", []string{"request=registerProducerOffsets", "error_code=63", "error=INVALID_PRODUCER_ID_EXCEPTION"}, clients * invalid},
+		{"fluss_sidecar_request_errorsTotal", []string{"request=getProducerOffsets"}, -1},
+		{"fluss_sidecar_request_totalTimeMs", []string{"request=registerProducerOffsets"}, clients * (registers + invalid)},
+		{"fluss_sidecar_request_requestBytes", []string{"request=getProducerOffsets"}, clients * gets},
+		{"fluss_sidecar_request_requestsInFlight", nil, 0},
+		{"fluss_sidecar_request_requestBytesInFlight", nil, 0},
+		{"fluss_sidecar_connection_acceptedTotal", []string{"listener=FLUSS"}, clients},
+		{"fluss_sidecar_connection_open", []string{"listener=FLUSS"}, 0},
+		// Each valid register creates one znode; each get reads one.
+		{"fluss_sidecar_storage_operationsTotal", []string{"store=zookeeper", "op=create"}, clients * registers},
+		{"fluss_sidecar_storage_operationsTotal", []string{"store=remote", "op=write"}, clients * registers},
+		{"fluss_sidecar_storage_operationsTotal", []string{"store=remote", "op=read"}, clients * gets},
+		{"fluss_sidecar_zookeeper_sessionConnected", nil, 1},
+		{"fluss_sidecar_cleanup_leader", nil, 1},
+		{"fluss_sidecar_build_info", nil, 1},
+	}
+	for _, tt := range tests {
+		if got := value(fams, tt.name, tt.labels...); got != tt.want {
+			t.Errorf("%s%v = %v, want %v", tt.name, tt.labels, got, tt.want)
+		}
+	}
+	if _, ok := fams["go_goroutines"]; !ok {
+		t.Error("the Go runtime collector is missing")
+	}
+	// pprof is opt-in.
+	if code, _ := httpGet(t, "http://"+a.MetricsAddr()+"/debug/pprof/cmdline"); code != 404 {
+		t.Errorf("pprof off, /debug/pprof/cmdline answered %d", code)
+	}
+}
+
+// TestMetricsPprofAndDefaults: pprof on the same port when asked; without
+// metrics.reporters no endpoint is started.
+func TestMetricsPprofAndDefaults(t *testing.T) {
+	a := apptest.Start(t, sharedZK, reporterOn(map[string]string{"sidecar.debug.pprof": "true"}))
+	if code, body := httpGet(t, "http://"+a.MetricsAddr()+"/debug/pprof/cmdline"); code != 200 || body == "" {
+		t.Errorf("pprof on: %d %q", code, body)
+	}
+	if b := apptest.Start(t, sharedZK, map[string]string{}); b.MetricsAddr() != "" {
+		t.Errorf("reporter off, but metrics served on %s", b.MetricsAddr())
+	}
+	s, err := app.FromConfig(apptest.Config(t, sharedZK, map[string]string{"metrics.reporter.prometheus.port": "9260-9250"}))
+	if err == nil || !strings.Contains(err.Error(), "metrics.reporter.prometheus.port") {
+		t.Errorf("a reversed range must be refused: %v %+v", err, s.Ops)
+	}
+	s, err = app.FromConfig(apptest.Config(t, sharedZK, map[string]string{"metrics.reporters": "prometheus"}))
+	if err != nil || !s.Ops.Prometheus || len(s.Ops.Ports) != 1 || s.Ops.Ports[0] != 9249 {
+		t.Errorf("default port: %v %+v", err, s.Ops)
+	}
+	if _, err := app.FromConfig(apptest.Config(t, sharedZK, map[string]string{"sidecar.log.format": "xml"})); err == nil {
+		t.Error("sidecar.log.format xml must be refused")
+	}
+}
+
+type readyBody struct {
+	Ready   bool     `json:"ready"`
+	Missing []string `json:"missing"`
+}
+
+// waitReady polls /readyz until its status is want (the deadline only
+// keeps a broken test from hanging).
+func waitReady(t *testing.T, a *app.App, want int) readyBody {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, body := httpGet(t, "http://"+a.MetricsAddr()+"/readyz")
+		var r readyBody
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatalf("/readyz body %q: %v", body, err)
+		}
+		if code == want {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz stayed %d (%q), want %d", code, body, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReadyzFollowsZooKeeper: /readyz is 200 while the session is
+// connected, 503 naming ZooKeeper while the server is down, 200 again
+// after it returns; /healthz stays 200 throughout.
+func TestReadyzFollowsZooKeeper(t *testing.T) {
+	srv := zktest.StartT(t)
+	a := apptest.Start(t, srv.Addr, reporterOn(map[string]string{}))
+	if r := waitReady(t, a, 200); !r.Ready || len(r.Missing) != 0 {
+		t.Fatalf("ready body %+v", r)
+	}
+	srv.Stop()
+	r := waitReady(t, a, 503)
+	if r.Ready || len(r.Missing) != 1 || !strings.HasPrefix(r.Missing[0], "zookeeper:") {
+		t.Fatalf("not-ready body %+v", r)
+	}
+	if code, _ := httpGet(t, "http://"+a.MetricsAddr()+"/healthz"); code != 200 {
+		t.Fatalf("/healthz %d while ZooKeeper is down", code)
+	}
+	if got := value(scrape(t, a), "fluss_sidecar_zookeeper_sessionConnected"); got != 0 {
+		t.Errorf("sessionConnected %v while ZooKeeper is down", got)
+	}
+	if err := srv.Restart(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, a, 200)
+	fams := scrape(t, a)
+	if got := value(fams, "fluss_sidecar_zookeeper_reconnectsTotal"); got < 1 {
+		t.Errorf("reconnectsTotal %v after ZooKeeper returned", got)
+	}
+	if got := value(fams, "fluss_sidecar_zookeeper_sessionConnected"); got != 1 {
+		t.Errorf("sessionConnected %v after ZooKeeper returned", got)
+	}
+}
+
+// TestReadyzProxyWithoutCoordinator: in proxy mode with no active
+// coordinator registered in ZooKeeper, /readyz names the missing upstream.
+func TestReadyzProxyWithoutCoordinator(t *testing.T) {
+	a := apptest.Start(t, sharedZK, reporterOn(map[string]string{"sidecar.mode": "proxy"}))
+	// Storage answers its probe shortly after start; the upstream stays
+	// missing.
+	var r readyBody
+	until(t, "only the upstream missing", func() bool {
+		r = waitReady(t, a, 503)
+		return len(r.Missing) == 1
+	})
+	if !strings.HasPrefix(r.Missing[0], "proxy: no upstream coordinator known") {
+		t.Fatalf("not-ready body %+v", r)
+	}
+	if got := value(scrape(t, a), "fluss_sidecar_proxy_upstreamKnown"); got != 0 {
+		t.Errorf("upstreamKnown %v", got)
+	}
+}
+
+// TestReadyzStorage: remote storage that does not answer keeps the sidecar
+// not ready, naming remote storage.
+func TestReadyzStorage(t *testing.T) {
+	c := apptest.Config(t, sharedZK, reporterOn(map[string]string{}))
+	// A bucket on a closed loopback port: every call fails.
+	c.Set("remote.data.dir", "s3://no-such-bucket/fluss")
+	c.Set("s3.endpoint", "http://127.0.0.1:1")
+	c.Set("s3.region", "us-east-1")
+	c.Set("s3.access-key", "k")
+	c.Set("s3.secret-key", "s")
+	c.Set("s3.path.style.access", "true")
+	a := apptest.StartConfig(t, c, app.Options{})
+	r := waitReady(t, a, 503)
+	found := false
+	for _, m := range r.Missing {
+		found = found || strings.HasPrefix(m, "remote storage:")
+	}
+	if !found {
+		t.Fatalf("not-ready body %+v", r)
+	}
+}
+
+// TestMissingFileLoggedAndCounted: a get whose offsets file is gone is
+// answered with an error that is logged at WARN with its code, and the
+// failed read is counted as not_found.
+func TestMissingFileLoggedAndCounted(t *testing.T) {
+	dir := t.TempDir()
+	var logs lockedBuffer
+	c := apptest.Config(t, sharedZK, reporterOn(map[string]string{"remote.data.dir": "file://" + dir}))
+	a := apptest.StartConfig(t, c, app.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &logs})})
+	cl := dial(t, a.Addr())
+	if err := registerTTL(ctxT(t), cl, "lost-file", 60000); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "producers", "lost-file", "*", "*.offsets"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("offsets files %v %v", files, err)
+	}
+	if err := os.Remove(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	err = cl.Call(ctxT(t), 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("lost-file")}, &messages.GetProducerOffsetsResponse{})
+	fe, ok := flusserr.From(err)
+	if !ok {
+		t.Fatalf("get: %v", err)
+	}
+	out := logs.String()
+	for _, want := range []string{"[WARN]", "request answered with an error", "producer_id=lost-file", "offsets file not found",
+		"code=" + fe.Code.Name(), fmt.Sprintf("error_code=%d", int32(fe.Code))} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	fams := scrape(t, a)
+	if got := value(fams, "fluss_sidecar_storage_errorsTotal", "store=remote", "op=read", "class=not_found"); got != 1 {
+		t.Errorf("not_found reads counted %v, want 1", got)
+	}
+	if got := value(fams, "fluss_sidecar_request_errorsTotal", "request=getProducerOffsets", fmt.Sprintf("error_code=%d", int32(fe.Code))); got != 1 {
+		t.Errorf("get errors counted %v, want 1", got)
+	}
+}

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+)
+
+// Redacted replaces a secret's value in logs, as Fluss prints hidden
+// values.
+const Redacted = "******"
+
+// sensitiveKeyParts mark keys whose values are secrets: Fluss's list of
+// sensitive key fragments plus the S3/OSS access keys.
+var sensitiveKeyParts = []string{
+	"password", "secret", "fs.azure.account.key", "apikey", "api-key", "auth-params", "service-key",
+	"token", "basic-auth", "jaas.config", "access-key", "accesskey",
+}
+
+// IsSensitive reports whether key's value must not be logged.
+func IsSensitive(key string) bool {
+	k := strings.ToLower(key)
+	for _, p := range sensitiveKeyParts {
+		if strings.Contains(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// EffectiveConfig is the configuration the sidecar runs with: every key
+// given, with the effective value (defaults applied) of every key the
+// sidecar reads, secrets redacted.
+func EffectiveConfig(c *config.Config, s Settings) map[string]string {
+	out := map[string]string{}
+	for _, k := range c.Keys() {
+		v, _ := c.Lookup(k)
+		out[k] = v
+	}
+	dur := func(d interface{ String() string }) string { return d.String() }
+	set := func(k, v string) { out[k] = v }
+	set(KeyBindListeners, config.FormatListeners(s.Listeners))
+	if len(s.AdvertisedListeners) > 0 {
+		set(KeyAdvertisedListeners, config.FormatListeners(s.AdvertisedListeners))
+	}
+	if s.Embedded {
+		set(KeyEmbedded, "true")
+	} else {
+		set(KeyZKAddress, s.ZooKeeperAddress)
+		set(KeyZKRoot, s.ZooKeeperRoot)
+		set(KeyZKSessionTimeout, dur(s.ZooKeeperSessionTimeout))
+		set(KeyZKConnTimeout, dur(s.ZooKeeperConnectionTimeout))
+		set(KeyRemoteDataDir, s.RemoteDataDir)
+	}
+	set(KeyTTL, dur(s.ProducerOffsetsTTL))
+	set(KeyCleanupInterval, dur(s.CleanupInterval))
+	set("sidecar.orphan-cleanup.grace-period", dur(s.OrphanGracePeriod))
+	set(KeyMaxRequestSize, strconv.FormatInt(s.MaxRequestSize, 10))
+	set(KeyIdleTimeout, dur(s.IdleTimeout))
+	set("sidecar.node-id", strconv.Itoa(int(s.NodeID)))
+	set("sidecar.request-timeout", dur(s.RequestTimeout))
+	set("sidecar.max-inflight-per-connection", strconv.Itoa(s.MaxInFlightPerConn))
+	set("sidecar.max-connections", strconv.Itoa(s.MaxConnections))
+	set("sidecar.log.level", s.LogLevel)
+	set(KeyLogFormat, s.Ops.LogFormat)
+	set("sidecar.shutdown.drain-timeout", dur(s.ShutdownDrainTimeout))
+	set(KeyMode, s.Mode)
+	if s.Mode == ModeProxy {
+		set(KeyUpstreamAddress, s.UpstreamAddress)
+		set(KeyUpstreamListenerName, s.UpstreamListenerName)
+		set(KeyRewriteMetadata, strconv.FormatBool(s.RewriteMetadata))
+	}
+	if s.Ops.Prometheus {
+		if _, ok := out[KeyPrometheusPort]; !ok {
+			set(KeyPrometheusPort, DefaultMetricsPort)
+		}
+		set(KeyPprof, strconv.FormatBool(s.Ops.Pprof))
+	}
+	for k := range out {
+		if IsSensitive(k) && out[k] != "" {
+			out[k] = Redacted
+		}
+	}
+	return out
+}
+
+// LogStartup logs one line with the build and the effective configuration.
+func LogStartup(log hclog.Logger, c *config.Config, s Settings) {
+	b := buildinfo.Get()
+	log.Info("starting fluss-sidecar", "version", b.Version, "commit", b.Commit, "build_time", b.BuildTime,
+		"go_version", b.GoVersion, "config", EffectiveConfig(c, s))
+	if r := c.String(KeyMetricsReporters, ""); r != "" && !s.Ops.Prometheus {
+		log.Warn("metrics.reporters lists no reporter the sidecar has (it has prometheus); no metrics are served", "reporters", r)
+	}
+}

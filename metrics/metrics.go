@@ -1,0 +1,294 @@
+// Package metrics is the sidecar's Prometheus instrumentation: one value
+// that observes the wire server, the ZooKeeper session, storage calls, the
+// cleanup and proxy mode, and registers its collectors on a registry the
+// caller passes in (never the global one).
+//
+// Names follow Fluss's Prometheus reporter: "fluss_" + scope + "_" +
+// metric, with Fluss's camelCase metric names where Fluss has the same
+// measure (requestBytes, totalTimeMs, requestsInFlight) and Fluss's
+// "...Total" names for counts. Fluss reports rates (requestsPerSecond) as
+// gauges; the sidecar exports the underlying counters instead, from which
+// rate() gives the same figure.
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
+)
+
+// Prefix starts every metric name: Fluss's "fluss_" and the scope.
+const Prefix = "fluss_sidecar_"
+
+// Metrics holds the collectors. Its methods are safe for concurrent use.
+type Metrics struct {
+	reg prometheus.Registerer
+
+	requests      *prometheus.CounterVec
+	errors        *prometheus.CounterVec
+	totalTime     *prometheus.HistogramVec
+	requestBytes  *prometheus.HistogramVec
+	inFlight      prometheus.Gauge
+	inFlightBytes prometheus.Gauge
+	forwarded     *prometheus.CounterVec
+
+	connOpen     *prometheus.GaugeVec
+	connAccepted *prometheus.CounterVec
+	connRefused  *prometheus.CounterVec
+
+	zkReconnects prometheus.Counter
+	zkExpiries   prometheus.Counter
+	zkEvents     *prometheus.CounterVec
+
+	storageOps    *prometheus.CounterVec
+	storageErrors *prometheus.CounterVec
+
+	cleanupRuns    *prometheus.CounterVec
+	expiredRemoved prometheus.Counter
+	orphansRemoved prometheus.Counter
+	cleanupLeader  prometheus.Gauge
+
+	funcsMu sync.Mutex
+	funcs   map[string]bool // GaugeFuncs registered by name
+
+	// series caches the per-request-type children by api key, so a request
+	// costs no label hashing or allocation.
+	series sync.Map // int16 → *reqSeries
+}
+
+// reqSeries are one request type's series.
+type reqSeries struct {
+	label     string
+	requests  prometheus.Counter
+	forwarded prometheus.Counter
+	totalTime prometheus.Observer
+	bytes     prometheus.Observer
+}
+
+// otherKey caches the series of every api key outside Fluss's range that
+// the Mux does not name ("other").
+const otherKey = math.MinInt16
+
+// seriesFor returns the cached series of an api key; the forwarded series
+// exists only for keys that are forwarded (a key is served locally or
+// forwarded, never both).
+func (m *Metrics) seriesFor(key int16, name string, forwarded bool) *reqSeries {
+	if name == "" && (key < 1000 || key >= 1100) {
+		key = otherKey
+	}
+	if v, ok := m.series.Load(key); ok {
+		return v.(*reqSeries)
+	}
+	label := RequestLabel(key, name)
+	rs := &reqSeries{
+		label:     label,
+		requests:  m.requests.WithLabelValues(label),
+		totalTime: m.totalTime.WithLabelValues(label),
+		bytes:     m.requestBytes.WithLabelValues(label),
+	}
+	if forwarded {
+		rs.forwarded = m.forwarded.WithLabelValues(label)
+	}
+	v, _ := m.series.LoadOrStore(key, rs)
+	return v.(*reqSeries)
+}
+
+// New registers every collector on reg and sets build_info from b.
+func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
+	m := &Metrics{reg: reg, funcs: map[string]bool{}}
+	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + name, Help: help}, labels)
+	}
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: Prefix + name, Help: help})
+	}
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: Prefix + name, Help: help})
+	}
+	m.requests = counterVec("request_requestsTotal", "Requests answered, by request type (Fluss: requestsPerSecond).", "request")
+	m.errors = counterVec("request_errorsTotal", "Requests answered with an error, by request type and Fluss error code (Fluss: errorsPerSecond).", "request", "error_code", "error")
+	m.totalTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: Prefix + "request_totalTimeMs", Help: "Milliseconds from reading a request to its answer being ready to send (Fluss: totalTimeMs).",
+		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000},
+	}, []string{"request"})
+	m.requestBytes = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: Prefix + "request_requestBytes", Help: "Size of requests in bytes, header included (Fluss: requestBytes).",
+		Buckets: prometheus.ExponentialBuckets(64, 4, 11),
+	}, []string{"request"})
+	m.inFlight = gauge("request_requestsInFlight", "Requests read and not yet answered (Fluss client: requestsInFlight).")
+	m.inFlightBytes = gauge("request_requestBytesInFlight", "Bytes of the requests read and not yet answered.")
+	m.forwarded = counterVec("proxy_forwardedRequestsTotal", "Requests passed on to the coordinator in proxy mode, by request type.", "request")
+
+	m.connOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: Prefix + "connection_open", Help: "Open client connections, by listener."}, []string{"listener"})
+	m.connAccepted = counterVec("connection_acceptedTotal", "Client connections accepted and served, by listener.", "listener")
+	m.connRefused = counterVec("connection_refusedTotal", "Client connections closed at once, by listener and reason (limit: sidecar.max-connections reached; closing: shutting down).", "listener", "reason")
+
+	m.zkReconnects = counter("zookeeper_reconnectsTotal", "Times the ZooKeeper client got a session back after losing its connection.")
+	m.zkExpiries = counter("zookeeper_sessionExpiriesTotal", "ZooKeeper sessions the server expired.")
+	m.zkEvents = counterVec("zookeeper_sessionEventsTotal", "ZooKeeper session changes, by event (connected, disconnected, reconnected, expired).", "event")
+
+	m.storageOps = counterVec("storage_operationsTotal", "Storage calls, by store (zookeeper, remote) and operation.", "store", "op")
+	m.storageErrors = counterVec("storage_errorsTotal", "Failed storage calls, by store, operation and error class.", "store", "op", "class")
+
+	m.cleanupRuns = counterVec("cleanup_runsTotal", "Cleanup rounds, by result: ok, failed, following (another instance leads cleanup) or electing (no instance leads yet).", "result")
+	m.expiredRemoved = counter("cleanup_expiredSnapshotsRemovedTotal", "Expired producer snapshots this instance removed.")
+	m.orphansRemoved = counter("cleanup_orphanFilesRemovedTotal", "Orphan offsets files this instance removed.")
+	m.cleanupLeader = gauge("cleanup_leader", "1 while this instance leads cleanup, else 0.")
+
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: Prefix + "build_info", Help: "Always 1; the labels say which build runs."},
+		[]string{"version", "commit", "build_time", "go_version"})
+	build.WithLabelValues(b.Version, b.Commit, b.BuildTime, b.GoVersion).Set(1)
+
+	for _, c := range []prometheus.Collector{
+		m.requests, m.errors, m.totalTime, m.requestBytes, m.inFlight, m.inFlightBytes, m.forwarded,
+		m.connOpen, m.connAccepted, m.connRefused,
+		m.zkReconnects, m.zkExpiries, m.zkEvents,
+		m.storageOps, m.storageErrors,
+		m.cleanupRuns, m.expiredRemoved, m.orphansRemoved, m.cleanupLeader,
+		build,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// GaugeFunc registers a gauge read from fn at every scrape, such as
+// zookeeper_sessionConnected. Registering a name twice is an error.
+func (m *Metrics) GaugeFunc(name, help string, fn func() float64) error {
+	m.funcsMu.Lock()
+	defer m.funcsMu.Unlock()
+	if m.funcs[name] {
+		return fmt.Errorf("metrics: %s registered twice", name)
+	}
+	if err := m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: Prefix + name, Help: help}, fn)); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	m.funcs[name] = true
+	return nil
+}
+
+// RequestLabel is the request label of an api key: Fluss's camelCase name
+// for the keys the Mux serves (API_VERSIONS → apiVersions), "apiKey<N>"
+// for other keys in Fluss's range (1000-1099), "other" for the rest, so a
+// client cannot grow the label set.
+func RequestLabel(apiKey int16, name string) string {
+	if name != "" {
+		return camel(name)
+	}
+	if apiKey >= 1000 && apiKey < 1100 {
+		return fmt.Sprintf("apiKey%d", apiKey)
+	}
+	return "other"
+}
+
+// camel turns an upper snake case API name into lower camel case.
+func camel(name string) string {
+	var b strings.Builder
+	for i, part := range strings.Split(strings.ToLower(name), "_") {
+		if part == "" {
+			continue
+		}
+		if i > 0 {
+			b.WriteString(strings.ToUpper(part[:1]))
+			b.WriteString(part[1:])
+		} else {
+			b.WriteString(part)
+		}
+	}
+	return b.String()
+}
+
+// ConnAccepted implements wire.Observer.
+func (m *Metrics) ConnAccepted(listener string) {
+	m.connAccepted.WithLabelValues(listener).Inc()
+	m.connOpen.WithLabelValues(listener).Inc()
+}
+
+// ConnRefused implements wire.Observer.
+func (m *Metrics) ConnRefused(listener, reason string) {
+	m.connRefused.WithLabelValues(listener, reason).Inc()
+}
+
+// ConnClosed implements wire.Observer.
+func (m *Metrics) ConnClosed(listener string) { m.connOpen.WithLabelValues(listener).Dec() }
+
+// RequestStarted implements wire.Observer.
+func (m *Metrics) RequestStarted(_ string, _ wire.RequestHeader, size int) {
+	m.inFlight.Inc()
+	m.inFlightBytes.Add(float64(size))
+}
+
+// RequestDone implements wire.Observer.
+func (m *Metrics) RequestDone(_ string, d wire.RequestDone) {
+	m.inFlight.Dec()
+	m.inFlightBytes.Sub(float64(d.Size))
+	fwd := !d.Local && d.Passed
+	rs := m.seriesFor(d.Header.APIKey, d.API, fwd)
+	rs.requests.Inc()
+	rs.totalTime.Observe(float64(d.Duration) / float64(time.Millisecond))
+	rs.bytes.Observe(float64(d.Size))
+	if d.Code != flusserr.None {
+		m.errors.WithLabelValues(rs.label, fmt.Sprint(int32(d.Code)), d.Code.Name()).Inc()
+	}
+	if fwd {
+		if rs.forwarded != nil {
+			rs.forwarded.Inc()
+		} else { // the key's first answer was made here (an error)
+			m.forwarded.WithLabelValues(rs.label).Inc()
+		}
+	}
+}
+
+// SessionEvent implements zk.SessionObserver.
+func (m *Metrics) SessionEvent(e zk.SessionEvent) {
+	m.zkEvents.WithLabelValues(e.String()).Inc()
+	switch e {
+	case zk.SessionReconnected:
+		m.zkReconnects.Inc()
+	case zk.SessionExpired:
+		m.zkExpiries.Inc()
+	}
+}
+
+// StorageOp counts one storage call; class is "" on success, else the
+// failure's class (not_found, unavailable, ...).
+func (m *Metrics) StorageOp(store, op, class string) {
+	m.storageOps.WithLabelValues(store, op).Inc()
+	if class != "" {
+		m.storageErrors.WithLabelValues(store, op, class).Inc()
+	}
+}
+
+// CleanupRun counts one cleanup round: result is "ok", "failed" or
+// "following"; expired and orphans are what it removed.
+func (m *Metrics) CleanupRun(result string, expired, orphans int) {
+	m.cleanupRuns.WithLabelValues(result).Inc()
+	m.expiredRemoved.Add(float64(expired))
+	m.orphansRemoved.Add(float64(orphans))
+}
+
+// CleanupLeader records whether this instance leads cleanup.
+func (m *Metrics) CleanupLeader(leading bool) {
+	if leading {
+		m.cleanupLeader.Set(1)
+	} else {
+		m.cleanupLeader.Set(0)
+	}
+}
+
+// Interface checks.
+var (
+	_ wire.Observer      = (*Metrics)(nil)
+	_ zk.SessionObserver = (*Metrics)(nil)
+)

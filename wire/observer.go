@@ -1,0 +1,204 @@
+package wire
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+)
+
+// Observer is told what a Server does, for metrics. Its methods are called
+// from the connections' goroutines, concurrently, and must not block. Every
+// RequestStarted is followed by exactly one RequestDone with the same
+// header, and every ConnAccepted by one ConnClosed.
+type Observer interface {
+	// ConnAccepted: a connection was accepted and will be served.
+	ConnAccepted(listener string)
+	// ConnRefused: a connection was accepted and closed at once, because
+	// the server is at MaxConns ("limit") or shutting down ("closing").
+	ConnRefused(listener, reason string)
+	// ConnClosed: a served connection has ended.
+	ConnClosed(listener string)
+	// RequestStarted: a request of size bytes (its frame without the length
+	// field) was read and is now in flight.
+	RequestStarted(listener string, h RequestHeader, size int)
+	// RequestDone: the request's answer is ready; it is called before the
+	// answer is handed to the connection's writer, so a client that has
+	// its answer finds it counted.
+	RequestDone(listener string, r RequestDone)
+}
+
+// RequestDone describes one answered request.
+type RequestDone struct {
+	Header RequestHeader
+	// API is the name the Mux holds for the key; "" for keys it does not
+	// hold.
+	API string
+	// Local is true when the Mux served the key; false when it went to the
+	// Forward hook or a fallback (proxy mode) or was answered unsupported.
+	Local bool
+	// Size is the request's size in bytes, as in RequestStarted.
+	Size int
+	// Code is NONE for a SUCCESS answer, else the answer's error code.
+	Code flusserr.Code
+	// Passed is true when the answer came whole from elsewhere (an upstream
+	// coordinator), so an error in it was not made by this server.
+	Passed   bool
+	Duration time.Duration
+	// ProducerID is the request's producer_id, for the requests that have
+	// one.
+	ProducerID string
+	// Message is the error message answered, when Code is not NONE.
+	Message string
+}
+
+// producerIDOf returns the producer_id of a decoded request that has one.
+func producerIDOf(m proto.Message) string {
+	if p, ok := m.(interface{ GetProducerId() string }); ok {
+		return p.GetProducerId()
+	}
+	return ""
+}
+
+// reqTrace follows one request from read to answer.
+type reqTrace struct {
+	h          RequestHeader
+	start      time.Time
+	size       int
+	producerID string
+	local      bool
+	api        string
+	passed     bool // the answer came whole from a RawFallback
+}
+
+// begin starts tracing a request and tells the observer.
+func (c *serverConn) begin(h RequestHeader, size int) reqTrace {
+	tr := reqTrace{h: h, start: time.Now(), size: size}
+	if api, ok := c.srv.cfg.Mux.Lookup(h.APIKey); ok {
+		tr.local, tr.api = true, api.Name
+	}
+	if o := c.srv.cfg.Observer; o != nil {
+		o.RequestStarted(c.sess.ListenerName, h, size)
+	}
+	return tr
+}
+
+// finishFrame ends a trace with the complete response frame that was sent.
+func (c *serverConn) finishFrame(tr reqTrace, frame []byte) {
+	const hdr = lengthFieldSize + responseHeaderSize
+	if len(frame) < hdr {
+		c.finish(tr, ResponseError, nil, tr.passed)
+		return
+	}
+	c.finish(tr, ResponseType(frame[lengthFieldSize]), frame[hdr:], tr.passed)
+}
+
+// finishUntracked ends the trace of a request the Forward hook took without
+// it being tracked (see track): its answer will not be seen, so the
+// observer is told now.
+func (c *serverConn) finishUntracked(tr reqTrace) {
+	if c.srv.cfg.Observer != nil {
+		c.finish(tr, ResponseSuccess, nil, true)
+	}
+}
+
+// logUntracked logs the error answer of a request that was not traced.
+func (c *serverConn) logUntracked(requestID int32, frame []byte) {
+	d := RequestDone{Header: RequestHeader{RequestID: requestID}, Code: flusserr.UnknownServerError}
+	const hdr = lengthFieldSize + responseHeaderSize
+	if len(frame) >= hdr {
+		if fe, ok := flusserr.From(DecodeError(frame[hdr:])); ok {
+			d.Code, d.Message = fe.Code, fe.Message
+		}
+	}
+	c.logRequest(d)
+}
+
+// finish ends a trace: one log line per request (DEBUG, or WARN for an
+// error this server made) and the observer's RequestDone.
+func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed bool) {
+	d := RequestDone{
+		Header: tr.h, API: tr.api, Local: tr.local, Size: tr.size, Passed: passed,
+		Duration: time.Since(tr.start), ProducerID: tr.producerID,
+	}
+	if t != ResponseSuccess {
+		d.Code = flusserr.UnknownServerError
+		if fe, ok := flusserr.From(DecodeError(body)); ok {
+			d.Code, d.Message = fe.Code, fe.Message
+		}
+	}
+	c.logRequest(d)
+	if o := c.srv.cfg.Observer; o != nil {
+		o.RequestDone(c.sess.ListenerName, d)
+	}
+}
+
+func (c *serverConn) logRequest(d RequestDone) {
+	warn := d.Code != flusserr.None && !d.Passed
+	if !warn && !c.log.IsDebug() {
+		return
+	}
+	kv := []any{"api", apiLabel(d), "api_key", d.Header.APIKey, "request_id", d.Header.RequestID}
+	if d.ProducerID != "" {
+		kv = append(kv, "producer_id", d.ProducerID)
+	}
+	if d.Code == flusserr.None {
+		kv = append(kv, "result", "SUCCESS")
+	} else {
+		kv = append(kv, "code", d.Code.Name(), "error_code", int32(d.Code))
+		if d.Message != "" {
+			kv = append(kv, "error", d.Message)
+		}
+	}
+	kv = append(kv, "duration", d.Duration)
+	if warn {
+		c.log.Warn("request answered with an error", kv...)
+		return
+	}
+	c.log.Debug("request", kv...)
+}
+
+func apiLabel(d RequestDone) string {
+	if d.API != "" {
+		return d.API
+	}
+	if d.Local {
+		return "local"
+	}
+	return "forwarded"
+}
+
+// tracking says whether requests the Forward hook takes are traced: only
+// when someone reads the trace, so that the proxy's fast path pays nothing
+// otherwise.
+func (c *serverConn) tracking() bool {
+	return c.srv.cfg.Observer != nil || c.log.IsDebug()
+}
+
+// track records a request the Forward hook may take, until its answer. A
+// request id already in flight on the connection is not tracked (a client
+// bug): it is answered, but not traced.
+func (c *serverConn) track(tr reqTrace) bool {
+	c.pendingMu.Lock()
+	defer c.pendingMu.Unlock()
+	if c.pending == nil {
+		c.pending = make(map[int32]reqTrace)
+	}
+	if _, dup := c.pending[tr.h.RequestID]; dup {
+		return false
+	}
+	c.pending[tr.h.RequestID] = tr
+	return true
+}
+
+// untrack removes and returns the trace of a request id.
+func (c *serverConn) untrack(id int32) (reqTrace, bool) {
+	c.pendingMu.Lock()
+	defer c.pendingMu.Unlock()
+	tr, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+	}
+	return tr, ok
+}
