@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
+	"github.com/fluss-sidecar/fluss-sidecar/cleanup"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
@@ -212,7 +213,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.cleanupLoop(runCtx, cfg.CleanupInterval, cfg.OrphanGracePeriod)
+		// One in-memory store has one server: no leader to elect.
+		cleanup.Run(runCtx, cleanup.Config{
+			Registry: s.registry, Files: s.store,
+			Interval: cfg.CleanupInterval, Grace: cfg.OrphanGracePeriod, Logger: s.log,
+		})
 	}()
 	ok = true
 	return s, nil
@@ -236,25 +241,6 @@ func advertised(bound, adv []config.Listener) []config.Listener {
 		out = append(out, l)
 	}
 	return out
-}
-
-// cleanupLoop deletes expired snapshots, then orphan files, every interval.
-func (s *Server) cleanupLoop(ctx context.Context, interval, grace time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := s.registry.CleanupExpired(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("expired snapshot cleanup failed", "error", err)
-		}
-		if _, err := s.registry.CleanupOrphans(ctx, s.store, grace); err != nil && ctx.Err() == nil {
-			s.log.Warn("orphan file cleanup failed", "error", err)
-		}
-	}
 }
 
 // Addr is the bound host:port of the first listener.
