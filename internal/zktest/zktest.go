@@ -334,21 +334,39 @@ func FreePort(host string) (int, error) {
 }
 
 // waitReady waits until a go-zookeeper client gets a session from addr and
-// can read "/", the process exits, or the wait is over.
+// can read "/", the process exits, or the wait is over. A probe that gets no
+// session within probeTimeout is replaced by a fresh one: a connection
+// accepted while the server was still starting can be left hanging by it.
 func waitReady(ctx context.Context, addr string, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, DefaultStartTimeout)
 	defer cancel()
+	for {
+		err := probe(ctx, addr, exited)
+		if err == nil || !errors.Is(err, errProbeStuck) {
+			return err
+		}
+	}
+}
+
+// probeTimeout bounds one probe connection in waitReady.
+const probeTimeout = 10 * time.Second
+
+var errProbeStuck = errors.New("zktest: probe got no session")
+
+func probe(ctx context.Context, addr string, exited <-chan struct{}) error {
 	conn, events, err := gozk.Connect([]string{addr}, 10*time.Second,
 		gozk.WithLogger(nopLogger{}), gozk.WithLogInfo(false))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	stuck := time.NewTimer(probeTimeout)
+	defer stuck.Stop()
 	for {
 		select {
 		case ev, ok := <-events:
 			if !ok {
-				return errors.New("zktest: probe connection closed")
+				return errProbeStuck
 			}
 			if ev.State != gozk.StateHasSession {
 				continue
@@ -368,11 +386,15 @@ func waitReady(ctx context.Context, addr string, exited <-chan struct{}) error {
 				return errors.New("zktest: ZooKeeper exited during startup")
 			case <-ctx.Done():
 				return fmt.Errorf("zktest: ZooKeeper at %s not ready: %w", addr, ctx.Err())
+			case <-stuck.C:
+				return errProbeStuck
 			}
 		case <-exited:
 			return errors.New("zktest: ZooKeeper exited during startup")
 		case <-ctx.Done():
 			return fmt.Errorf("zktest: ZooKeeper at %s not ready: %w", addr, ctx.Err())
+		case <-stuck.C:
+			return errProbeStuck
 		}
 	}
 }
