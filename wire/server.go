@@ -293,15 +293,15 @@ func (s *Server) startConn(nc net.Conn) {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
+		s.refused("closing") // counted before the peer can see the close
 		nc.Close()
-		s.refused("closing")
 		return
 	}
 	if s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns {
 		s.mu.Unlock()
 		s.log.Warn("connection limit reached; closing new connection", "remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
+		s.refused("limit") // counted before the peer can see the close
 		nc.Close()
-		s.refused("limit")
 		return
 	}
 	c := newServerConn(s, nc)
