@@ -24,7 +24,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench generate deps vet fmt clean compat compat-embedded embedded-startup
+.PHONY: all build run test unit fuzz bench generate deps vet fmt clean clean-data compat compat-embedded embedded-startup
 
 all: build
 
@@ -49,12 +49,14 @@ vet:
 	$(GO) vet ./...
 
 # Each decoder's fuzz target runs briefly; longer runs: make fuzz FUZZTIME=1000000x
+# Logs go to a fresh temporary directory per run, removed when every target passed.
 fuzz:
-	@set -e; for t in $$(scripts/fuzz-targets.sh); do \
+	@set -e; logs=$$(mktemp -d "$${TMPDIR:-/tmp}/fluss-sidecar-fuzz.XXXXXX"); \
+	for t in $$(scripts/fuzz-targets.sh); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
-		$(GO) test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) >/tmp/fuzz-$$name.log 2>&1 || { cat /tmp/fuzz-$$name.log; exit 1; }; \
-	done
+		$(GO) test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) >"$$logs/$$name.log" 2>&1 || { cat "$$logs/$$name.log"; echo "fuzz logs kept in $$logs"; exit 1; }; \
+	done; rm -rf "$$logs"
 
 bench: deps
 	$(GO) test -run='^$$' -bench=. -benchtime=2s ./...
@@ -82,3 +84,8 @@ generate:
 
 clean:
 	rm -rf bin
+	@echo "kept local data in $(DATA_DIR) (ZooKeeper and remote storage of make run); make clean-data removes it"
+
+# Removes what make run stored: ZooKeeper's data and the remote.data.dir.
+clean-data:
+	rm -rf "$(DATA_DIR)"
