@@ -24,9 +24,9 @@ done
 # install_npm installs pinned npm packages into .deps/node (git-ignored),
 # only those missing or at another version; nothing is fetched when all are
 # there. admin's export tests read files back with apache-arrow and
-# hyparquet.
+# hyparquet; remote's conformance tests run Azurite (an Azure Blob emulator).
 NPM_DIR=.deps/node
-NPM_PACKAGES=(apache-arrow@21.2.0 hyparquet@1.31.5)
+NPM_PACKAGES=(apache-arrow@21.2.0 hyparquet@1.31.5 azurite@3.37.0)
 install_npm() {
 	local missing_npm=0
 	for p in "${NPM_PACKAGES[@]}"; do
