@@ -24,7 +24,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench generate deps vet fmt clean clean-data compat compat-embedded embedded-startup
+.PHONY: all build run test unit fuzz bench generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
 
 all: build
 
@@ -76,6 +76,11 @@ compat-embedded: deps
 embedded-startup:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/fluss-sidecar
 	scripts/embedded-startup.sh $(BIN)
+
+# The container image (Dockerfile); needs a running Docker daemon.
+IMAGE ?= fluss-sidecar:dev
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_TIME=$(BUILD_TIME) -t $(IMAGE) .
 
 generate:
 	@command -v protoc >/dev/null || scripts/install-deps.sh

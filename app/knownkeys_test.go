@@ -1,0 +1,45 @@
+package app
+
+import (
+	"os"
+	"regexp"
+	"testing"
+)
+
+// TestKnownKeysCoverWhatIsRead finds every key literal the configuration
+// readers pass to config.Config (and to fsKey) in app's and authz's sources
+// and checks KnownKeys lists it, so the list cannot drift from the code.
+func TestKnownKeysCoverWhatIsRead(t *testing.T) {
+	read := regexp.MustCompile(`c\.(?:String|Duration|Int|Bool|MemorySize)\("([^"]+)",|fsKey\(c, "([^"]+)"\)`)
+	found := 0
+	for _, f := range []string{"settings.go", "storage.go", "../authz/settings.go"} {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range read.FindAllStringSubmatch(string(src), -1) {
+			k := m[1]
+			if k == "" {
+				k = "fs." + m[2]
+			}
+			found++
+			if !IsKnownKey(k) {
+				t.Errorf("%s reads %q, which KnownKeys does not list", f, k)
+			}
+		}
+	}
+	if found < 20 {
+		t.Fatalf("found only %d key literals: the pattern no longer matches the readers", found)
+	}
+	for _, k := range []string{"zookeeper.address", "fs.gs.storage.root.url", "gs.storage.root.url", "obs.access.key",
+		"fs.azure.account.key.acct.dfs.core.windows.net", "security.sasl.listener.name.client.plain.jaas.config"} {
+		if !IsKnownKey(k) {
+			t.Errorf("%q is not known", k)
+		}
+	}
+	for _, k := range []string{"zookeeper.adress", "cosn.userinfo.secretId", "fs.azure.account.key.", "sidecar.nope"} {
+		if IsKnownKey(k) {
+			t.Errorf("%q is known", k)
+		}
+	}
+}
