@@ -11,6 +11,7 @@ import (
 var serverKeys = []string{
 	KeyBindListeners, KeyAdvertisedListeners,
 	KeyZKAddress, KeyZKRoot, KeyZKSessionTimeout, KeyZKConnTimeout,
+	KeyZKMaxBufferSize, KeyZKServerMaxBuffer,
 	KeyRemoteDataDir, KeyTTL, KeyCleanupInterval, KeyMaxRequestSize, KeyIdleTimeout,
 	"sidecar.orphan-cleanup.grace-period", "sidecar.node-id", "sidecar.request-timeout",
 	"sidecar.max-inflight-per-connection", "sidecar.max-connections", "sidecar.log.level",

@@ -28,6 +28,17 @@ func TestKnownKeysCoverWhatIsRead(t *testing.T) {
 			}
 		}
 	}
+	// And every key constant the readers declare.
+	decl := regexp.MustCompile(`(?m)^\s+Key[A-Za-z]+\s+= "([^"]+)"`)
+	for _, f := range []string{"settings.go", "storage.go", "../authz/settings.go"} {
+		src, _ := os.ReadFile(f)
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			found++
+			if !IsKnownKey(m[1]) && m[1] != ModeStandalone && m[1] != ModeProxy {
+				t.Errorf("%s declares key %q, which KnownKeys does not list", f, m[1])
+			}
+		}
+	}
 	if found < 20 {
 		t.Fatalf("found only %d key literals: the pattern no longer matches the readers", found)
 	}
