@@ -166,8 +166,9 @@ func TestMain(m *testing.M) {
 }
 
 // cloudBackends are the emulated object stores of the conformance suite:
-// gs through fake-gcs-server, abfs and wasbs through Azurite, cosn and obs
-// through the S3 fake.
+// gs through fake-gcs-server, the four Azure schemes through Azurite (the
+// endpoint override makes each plain http), cosn and obs through the S3
+// fake.
 func cloudBackends(t *testing.T, s3Endpoint string) []backend {
 	gcsURL := startFakeGCS(t, "gbucket", "other")
 	azEndpoint := startAzurite(t, "fluss", "other")
@@ -209,6 +210,10 @@ func cloudBackends(t *testing.T, s3Endpoint string) []backend {
 			[]string{"abfs://other@" + azuriteAccount + ".dfs.core.windows.net/x/producers/p/1/x.offsets", "wasb://fluss@" + azuriteAccount + ".blob.core.windows.net/x/producers/p/1/x.offsets"}),
 		objectBackend("wasbs", "wasbs://fluss@"+azuriteAccount+".blob.core.windows.net/%s/", keep(az),
 			[]string{"abfss://fluss@" + azuriteAccount + ".dfs.core.windows.net/x/producers/p/1/x.offsets"}),
+		objectBackend("abfss", "abfss://fluss@"+azuriteAccount+".dfs.core.windows.net/%s", keep(az),
+			[]string{"abfs://fluss@" + azuriteAccount + ".dfs.core.windows.net/x/producers/p/1/x.offsets"}),
+		objectBackend("wasb", "wasb://fluss@"+azuriteAccount+".blob.core.windows.net/%s", keep(az),
+			[]string{"wasbs://fluss@" + azuriteAccount + ".blob.core.windows.net/x/producers/p/1/x.offsets"}),
 		objectBackend("cosn", "cosn://bucket/%s", keep(s3Options(s3Endpoint)),
 			[]string{"s3://bucket/x/producers/p/1/x.offsets", "cosn://other/x/producers/p/1/x.offsets"}),
 		objectBackend("obs", "obs://bucket/%s", keep(s3Options(s3Endpoint)),
