@@ -3,7 +3,6 @@ package admin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -230,9 +229,4 @@ func TestListClosedZooKeeper(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "list producers") {
 		t.Fatalf("want an error naming the failed listing, got %v", err)
 	}
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
