@@ -7,9 +7,11 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,27 +21,23 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
 )
 
-// pendingKeys are keys the packaging files use that land in parallel with
-// them (the Prometheus reporter and JSON logs, issue 10 items 1 and 2) and
-// may not be on the sidecar's known-key list yet. Remove each once
-// app.IsKnownKey accepts it; TestPendingKeysStillPending says when.
-var pendingKeys = []string{"metrics.reporters", "metrics.reporter.prometheus.port", "sidecar.log.format"}
-
-// servedPaths are the HTTP paths of the metrics port (issue 10 item 1,
-// landing in parallel): probes and scrapes may use only these.
+// servedPaths are the HTTP paths probes and scrapes may use;
+// TestServedPaths checks the metrics endpoint answers each of them.
 var servedPaths = []string{"/metrics", "/healthz", "/readyz"}
 
 // defaultMetricsPort is metrics.reporter.prometheus.port's default, as in
 // Fluss.
 const defaultMetricsPort = 9249
 
-func knownKey(k string) bool { return app.IsKnownKey(k) || slices.Contains(pendingKeys, k) }
+func knownKey(k string) bool { return app.IsKnownKey(k) }
 
 // sidecarConfig is a server.yaml the packaging files ship, with what the
 // checks need from it.
@@ -83,12 +81,14 @@ func loadSidecarConfig(t *testing.T, where string, data []byte) sidecarConfig {
 		sc.rpcPorts = append(sc.rpcPorts, l.Port)
 	}
 	sc.metricsPort = defaultMetricsPort
-	if v, ok := cfg.Lookup("metrics.reporter.prometheus.port"); ok {
-		if sc.metricsPort, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("%s: metrics.reporter.prometheus.port %q: the packaging files need one port", where, v)
+	if v, ok := cfg.Lookup(app.KeyPrometheusPort); ok {
+		ports, err := opshttp.ParsePorts(v)
+		if err != nil || len(ports) != 1 {
+			t.Fatalf("%s: %s %q: probes and scrapes need exactly one port (%v)", where, app.KeyPrometheusPort, v, err)
 		}
+		sc.metricsPort = ports[0]
 	}
-	if v, _ := cfg.Lookup("metrics.reporters"); v != "prometheus" {
+	if v, _ := cfg.Lookup(app.KeyMetricsReporters); v != "prometheus" {
 		t.Errorf("%s: metrics.reporters is %q; probes and scrapes need prometheus", where, v)
 	}
 	sc.cfg = cfg
@@ -540,12 +540,25 @@ func TestSystemdUnit(t *testing.T) {
 	}
 }
 
-// TestPendingKeysStillPending fails once a pending key has landed, so the
-// list shrinks as the parallel work arrives.
-func TestPendingKeysStillPending(t *testing.T) {
-	for _, k := range pendingKeys {
-		if app.IsKnownKey(k) {
-			t.Errorf("%q is now a known key: remove it from pendingKeys", k)
+// TestServedPaths starts the metrics endpoint the sidecar runs and checks
+// it answers every path the packaging files probe or scrape.
+func TestServedPaths(t *testing.T) {
+	srv, err := opshttp.Start(opshttp.Config{Host: "127.0.0.1", Ports: []int{0}, Gatherer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	for _, p := range servedPaths {
+		resp, err := http.Get("http://" + srv.Addr() + p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d", p, resp.StatusCode)
+		}
+	}
+	if resp, err := http.Get("http://" + srv.Addr() + "/nope"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unserved path answers: %v %v", resp, err)
 	}
 }
