@@ -24,7 +24,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench generate deps vet fmt clean compat compat-embedded embedded-startup
+.PHONY: all build run test unit fuzz bench generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
 
 all: build
 
@@ -49,12 +49,14 @@ vet:
 	$(GO) vet ./...
 
 # Each decoder's fuzz target runs briefly; longer runs: make fuzz FUZZTIME=1000000x
+# Logs go to a fresh temporary directory per run, removed when every target passed.
 fuzz:
-	@set -e; for t in $$(scripts/fuzz-targets.sh); do \
+	@set -e; logs=$$(mktemp -d "$${TMPDIR:-/tmp}/fluss-sidecar-fuzz.XXXXXX"); \
+	for t in $$(scripts/fuzz-targets.sh); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
-		$(GO) test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) >/tmp/fuzz-$$name.log 2>&1 || { cat /tmp/fuzz-$$name.log; exit 1; }; \
-	done
+		$(GO) test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) >"$$logs/$$name.log" 2>&1 || { cat "$$logs/$$name.log"; echo "fuzz logs kept in $$logs"; exit 1; }; \
+	done; rm -rf "$$logs"
 
 bench: deps
 	$(GO) test -run='^$$' -bench=. -benchtime=2s ./...
@@ -75,6 +77,11 @@ embedded-startup:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/fluss-sidecar
 	scripts/embedded-startup.sh $(BIN)
 
+# The container image (Dockerfile); needs a running Docker daemon.
+IMAGE ?= fluss-sidecar:dev
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_TIME=$(BUILD_TIME) -t $(IMAGE) .
+
 generate:
 	@command -v protoc >/dev/null || scripts/install-deps.sh
 	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
@@ -82,3 +89,8 @@ generate:
 
 clean:
 	rm -rf bin
+	@echo "kept local data in $(DATA_DIR) (ZooKeeper and remote storage of make run); make clean-data removes it"
+
+# Removes what make run stored: ZooKeeper's data and the remote.data.dir.
+clean-data:
+	rm -rf "$(DATA_DIR)"

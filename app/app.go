@@ -90,10 +90,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", s.ZooKeeperAddress, err)
 	}
 	a.zk = zc
-	files, err := remote.Open(ctx, s.RemoteDataDir, remote.Options{
-		S3Endpoint: s.S3Endpoint, S3Region: s.S3Region, S3AccessKey: s.S3AccessKey,
-		S3SecretKey: s.S3SecretKey, S3PathStyle: s.S3PathStyle, Logger: log,
-	})
+	files, err := remote.Open(ctx, s.RemoteDataDir, s.RemoteOptions(log))
 	if err != nil {
 		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -31,6 +32,10 @@ type Settings struct {
 	S3AccessKey   string // s3.access-key (or fs.oss.accessKeyId)
 	S3SecretKey   string // s3.secret-key (or fs.oss.accessKeySecret)
 	S3PathStyle   bool   // s3.path.style.access
+	// GCS and Azure are read from Fluss's gs and Azure file system keys
+	// (see storage.go); cosn:// and obs:// fill the S3 fields.
+	GCS   remote.GCSOptions
+	Azure remote.AzureOptions
 
 	ProducerOffsetsTTL   time.Duration // coordinator.producer-offsets.ttl
 	CleanupInterval      time.Duration // coordinator.producer-offsets.cleanup-interval
@@ -146,12 +151,7 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if s.RemoteDataDir == "" && !s.Embedded {
 		add(errors.New("'" + KeyRemoteDataDir + "' is required: where the producer offsets files are kept, e.g. file:///var/lib/fluss/remote or s3://bucket/fluss"))
 	}
-	if strings.HasPrefix(s.RemoteDataDir, "oss://") {
-		s.S3Endpoint = c.String("fs.oss.endpoint", "")
-		s.S3AccessKey = c.String("fs.oss.accessKeyId", "")
-		s.S3SecretKey = c.String("fs.oss.accessKeySecret", "")
-		s.S3Region = c.String("fs.oss.region", "")
-	}
+	add(readStorageKeys(c, &s))
 	s.S3Endpoint = c.String("s3.endpoint", s.S3Endpoint)
 	s.S3Region = c.String("s3.region", s.S3Region)
 	s.S3AccessKey = c.String("s3.access-key", s.S3AccessKey)

@@ -15,10 +15,12 @@ import (
 const Redacted = "******"
 
 // sensitiveKeyParts mark keys whose values are secrets: Fluss's list of
-// sensitive key fragments plus the S3/OSS access keys.
+// sensitive key fragments plus the S3/OSS/OBS access keys and the short
+// spelling of the Azure account key (azure.account.key) that Fluss's Azure
+// plugin also accepts.
 var sensitiveKeyParts = []string{
-	"password", "secret", "fs.azure.account.key", "apikey", "api-key", "auth-params", "service-key",
-	"token", "basic-auth", "jaas.config", "access-key", "accesskey",
+	"password", "secret", "azure.account.key", "apikey", "api-key", "auth-params", "service-key",
+	"token", "basic-auth", "jaas.config", "access-key", "accesskey", "access.key",
 }
 
 // IsSensitive reports whether key's value must not be logged.

@@ -61,6 +61,11 @@ type Options struct {
 	// bucket.endpoint, as most S3-compatible servers need.
 	S3PathStyle bool
 
+	// GCS configures gs://; Azure configures abfs://, abfss://, wasb:// and
+	// wasbs:// (see cloud.go).
+	GCS   GCSOptions
+	Azure AzureOptions
+
 	// Bucket, if set, is used instead of opening one from remoteDataDir;
 	// keys are still laid out as remoteDataDir says (for s3://b/p the
 	// bucket root is b's root; for a local dir it is the dir itself). The
@@ -114,7 +119,12 @@ type Store struct {
 //     "/abs/dir"; it is created if missing. Paths are always returned
 //     qualified as "file:/abs/dir/..." (see W1);
 //   - "s3://bucket/prefix" (also s3a://), through the S3 options;
-//   - "oss://bucket/prefix", through S3Endpoint, which is then required;
+//   - "oss://bucket/prefix", "cosn://bucket/prefix" and "obs://bucket/prefix",
+//     through their S3-compatible S3Endpoint, which is then required;
+//   - "gs://bucket/prefix", through the GCS options;
+//   - "abfs[s]://container@account.dfs.core.windows.net/prefix" and
+//     "wasb[s]://container@account.blob.core.windows.net/prefix", through
+//     the Azure options;
 //   - "mem://", a fresh in-memory bucket for tests; its paths look like
 //     "mem:/producers/p/1/u.offsets".
 func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, error) {
@@ -167,7 +177,7 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			s.bucket, s.ownsBucket = b, true
 			s.localProducers = filepath.Join(root, ProducersDirName)
 		}
-	case "s3", "s3a", "oss":
+	case "s3", "s3a", "oss", "cosn", "obs", "gs", "abfs", "abfss", "wasb", "wasbs":
 		if dir.Authority == "" {
 			return nil, fmt.Errorf("remote: remote.data.dir %q: no bucket name", remoteDataDir)
 		}
@@ -175,10 +185,7 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
 		}
 		if s.bucket == nil {
-			if scheme == "oss" && opts.S3Endpoint == "" {
-				return nil, fmt.Errorf("remote: remote.data.dir %q: oss:// needs an S3-compatible endpoint (S3Endpoint)", remoteDataDir)
-			}
-			b, err := openS3(ctx, dir.Authority, opts)
+			b, err := openObjectStore(ctx, scheme, dir, remoteDataDir, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -192,7 +199,7 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			s.bucket, s.ownsBucket = memblob.OpenBucket(nil), true
 		}
 	default:
-		return nil, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss or mem)", remoteDataDir, dir.Scheme)
+		return nil, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss, cosn, obs, gs, abfs, abfss, wasb, wasbs or mem)", remoteDataDir, dir.Scheme)
 	}
 	s.dir = dir
 	s.producers = dir.Join(ProducersDirName)

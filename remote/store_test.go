@@ -109,7 +109,7 @@ func localBackend(name string, dirForm func(dir string) string) backend {
 func backends(t *testing.T) []backend {
 	endpoint := startFakeS3(t, "bucket", "other")
 	noLocal := func(*Store) string { return "" }
-	return []backend{
+	return append([]backend{
 		{
 			name: "mem",
 			open: func(t *testing.T, opts Options) *Store {
@@ -177,7 +177,7 @@ func backends(t *testing.T) []backend {
 			outside:   []string{"s3://bucket/x/producers/p/1/x.offsets"},
 			local:     noLocal,
 		},
-	}
+	}, cloudBackends(t, endpoint)...)
 }
 
 var (

@@ -3,9 +3,13 @@
 # ZooKeeper (with Java), protoc, and for compat_test's foreign-language
 # clients a JDK with javac, protobuf-java and Python's protobuf, and for its
 # storage check the Jackson jars (the JSON library of a Fluss coordinator). Runs
-# apt-get update once, only when something is missing.
+# apt-get update once, only when something is missing. Then the npm packages
+# the tests use as independent implementations (see install_npm below).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 missing=()
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 [ -f /usr/share/zookeeper/bin/zkServer.sh ] || [ -n "$(ls /usr/share/java/zookeeper*.jar 2>/dev/null)" ] || missing+=(zookeeper)
 command -v java >/dev/null || missing+=(default-jre-headless)
 command -v protoc >/dev/null || missing+=(protobuf-compiler)
@@ -16,12 +20,45 @@ for jar in jackson-databind jackson-core jackson-annotations; do
 	[ -f "/usr/share/java/$jar.jar" ] || { missing+=(libjackson2-databind-java); break; }
 done
 { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; } || missing+=(python3-protobuf)
-if [ "${#missing[@]}" -eq 0 ]; then exit 0; fi
-echo "installing: ${missing[*]}"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "not root: run as root or install these Debian packages: ${missing[*]}" >&2
-	exit 1
+
+# install_npm installs pinned npm packages into .deps/node (git-ignored),
+# only those missing or at another version; nothing is fetched when all are
+# there. admin's export tests read files back with apache-arrow and
+# hyparquet; remote's conformance tests run Azurite (an Azure Blob emulator).
+NPM_DIR=.deps/node
+NPM_PACKAGES=(apache-arrow@21.2.0 hyparquet@1.31.5 azurite@3.37.0)
+install_npm() {
+	local missing_npm=0
+	for p in "${NPM_PACKAGES[@]}"; do
+		local name=${p%@*} version=${p##*@}
+		local have
+		have=$(node -p "require('./$NPM_DIR/node_modules/$name/package.json').version" 2>/dev/null || true)
+		[ "$have" = "$version" ] || missing_npm=1
+	done
+	[ "$missing_npm" -eq 0 ] && return 0
+	echo "installing npm packages into $NPM_DIR: ${NPM_PACKAGES[*]}"
+	mkdir -p "$NPM_DIR"
+	# Every package in package.json, so that one install never prunes another.
+	{
+		echo '{"private":true,"dependencies":{'
+		local sep=""
+		for p in "${NPM_PACKAGES[@]}"; do
+			printf '%s"%s":"%s"' "$sep" "${p%@*}" "${p##*@}"
+			sep=","
+		done
+		echo '}}'
+	} >"$NPM_DIR/package.json"
+	(cd "$NPM_DIR" && npm install --no-audit --no-fund --no-package-lock)
+}
+
+if [ "${#missing[@]}" -ne 0 ]; then
+	echo "installing: ${missing[*]}"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "not root: run as root or install these Debian packages: ${missing[*]}" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q "${missing[@]}"
 fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q "${missing[@]}"
+install_npm

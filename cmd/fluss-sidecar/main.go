@@ -6,6 +6,9 @@
 //	fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
 //	fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
 //	fluss-sidecar version | --version
+//	fluss-sidecar offsets list|fsck|export --config server.yaml ...
+//
+// Every command and subcommand takes --help.
 package main
 
 import (
@@ -20,6 +23,11 @@ const usage = `usage:
   fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
   fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
   fluss-sidecar version | --version
+  fluss-sidecar offsets list     --config server.yaml [--output json|table] [--expired]
+  fluss-sidecar offsets fsck     --config server.yaml [--repair] [--grace-period DURATION]
+  fluss-sidecar offsets export   --config server.yaml --format parquet|arrow|csv|jsonl --output FILE
+
+Run 'fluss-sidecar COMMAND --help' (or 'fluss-sidecar offsets COMMAND --help') for details.
 `
 
 func main() {
@@ -33,6 +41,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "serve":
+		if wantsHelp(args[1:]) {
+			fmt.Fprint(stdout, serveHelp)
+			return 0
+		}
 		return serve(args[1:], stdout, stderr)
 	case "offsets":
 		return offsetsCmd(args[1:], stdout, stderr)

@@ -26,13 +26,63 @@ type offsetList []string
 func (o *offsetList) String() string     { return strings.Join(*o, " ") }
 func (o *offsetList) Set(v string) error { *o = append(*o, v); return nil }
 
-// offsetsCmd runs `offsets register|get|delete` against a sidecar or a Fluss
-// coordinator, printing JSON on stdout. Errors are JSON on stderr, exit 1.
+// clientHelp describes each client subcommand for --help.
+var clientHelp = map[string][2]string{
+	"register": {"fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N] [--config FILE] [-Dkey=value ...]",
+		"Registers a snapshot of a producer's offsets (REGISTER_PRODUCER_OFFSETS) and prints\n{\"producer_id\":...,\"result\":\"CREATED\"|\"ALREADY_EXISTS\"}."},
+	"get": {"fluss-sidecar offsets get --bootstrap HOST:PORT --producer-id ID [--config FILE] [-Dkey=value ...]",
+		"Prints a producer's snapshot (GET_PRODUCER_OFFSETS) as JSON, or {\"found\":false}."},
+	"delete": {"fluss-sidecar offsets delete --bootstrap HOST:PORT --producer-id ID [--config FILE] [-Dkey=value ...]",
+		"Deletes a producer's snapshot (DELETE_PRODUCER_OFFSETS)."},
+}
+
+// clientAuthHelp is the part of a client subcommand's help about logging in.
+const clientAuthHelp = `
+The command bootstraps like a Fluss client and logs in with Fluss's client
+keys, from --config files or -D: client.security.protocol (PLAINTEXT or
+SASL), client.security.sasl.mechanism (PLAIN), client.security.sasl.username
+and client.security.sasl.password (or a PlainLoginModule entry in
+client.security.sasl.jaas.config). Errors print as JSON on stderr, exit 1.
+
+configuration:
+` + configHelp
+
+// offsetsUsage lists the offsets subcommands.
+const offsetsUsage = `usage: fluss-sidecar offsets COMMAND [flags]
+
+Commands that talk to a running sidecar (or any Fluss coordinator):
+  register   register a producer's offsets snapshot
+  get        print a producer's snapshot
+  delete     delete a producer's snapshot
+
+Commands that read ZooKeeper and remote storage directly, with the server's
+configuration (--config server.yaml, -Dkey=value):
+  list       every snapshot: id, expiration, live or expired, tables, buckets
+  fsck       find dangling references, unreadable znodes, orphan and temporary files
+  export     one row per bucket to Parquet, Arrow, CSV or JSON lines
+
+Run 'fluss-sidecar offsets COMMAND --help' for a command's flags.
+`
+
+// offsetsCmd runs the offsets subcommands.
 func offsetsCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, offsetsUsage)
 		return 2
 	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, offsetsUsage)
+		return 0
+	case "list", "fsck", "export":
+		return adminCmd(args[0], args[1:], stdout, stderr)
+	}
+	return clientCmd(args, stdout, stderr)
+}
+
+// clientCmd runs `offsets register|get|delete` against a sidecar or a Fluss
+// coordinator, printing JSON on stdout. Errors are JSON on stderr, exit 1.
+func clientCmd(args []string, stdout, stderr io.Writer) int {
 	op := args[0]
 	fs := flag.NewFlagSet("offsets "+op, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -49,21 +99,39 @@ func offsetsCmd(args []string, stdout, stderr io.Writer) int {
 			return err
 		})
 	} else if op != "get" && op != "delete" {
-		fmt.Fprintf(stderr, "unknown offsets command %q\n%s", op, usage)
+		fmt.Fprintf(stderr, "unknown offsets command %q\n%s", op, offsetsUsage)
 		return 2
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if wantsHelp(args[1:]) {
+		printHelp(stdout, fs, clientHelp[op][0], clientHelp[op][1]+"\n"+clientAuthHelp)
+		return 0
+	}
+	cfgArgs, rest, err := splitConfigArgs(args[1:])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
 		return 2
 	}
+	cfg, err := loadConfig(cfgArgs)
+	if err != nil {
+		fmt.Fprintln(stderr, "fluss-sidecar:", err)
+		return 2
+	}
+	login, err := clientLoginFrom(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "fluss-sidecar: configuration:", err)
+		return 2
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 
 	var out any
-	var err error
 	switch op {
 	case "register":
 		var req *messages.RegisterProducerOffsetsRequest
@@ -72,7 +140,7 @@ func offsetsCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
-		out, err = callCoordinator(ctx, *bootstrap, func(c *wire.Client) (any, error) {
+		out, err = callCoordinator(ctx, *bootstrap, login, func(c *wire.Client) (any, error) {
 			resp := &messages.RegisterProducerOffsetsResponse{}
 			if err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
 				return nil, err
@@ -86,7 +154,7 @@ func offsetsCmd(args []string, stdout, stderr io.Writer) int {
 			return map[string]any{"producer_id": *producerID, "result": result}, nil
 		})
 	case "get":
-		out, err = callCoordinator(ctx, *bootstrap, func(c *wire.Client) (any, error) {
+		out, err = callCoordinator(ctx, *bootstrap, login, func(c *wire.Client) (any, error) {
 			resp := &messages.GetProducerOffsetsResponse{}
 			req := &messages.GetProducerOffsetsRequest{ProducerId: proto.String(*producerID)}
 			if err := c.Call(ctx, sidecar.KeyGetProducerOffsets, 0, req, resp); err != nil {
@@ -95,7 +163,7 @@ func offsetsCmd(args []string, stdout, stderr io.Writer) int {
 			return getJSON(*producerID, resp), nil
 		})
 	case "delete":
-		out, err = callCoordinator(ctx, *bootstrap, func(c *wire.Client) (any, error) {
+		out, err = callCoordinator(ctx, *bootstrap, login, func(c *wire.Client) (any, error) {
 			req := &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(*producerID)}
 			if err := c.Call(ctx, sidecar.KeyDeleteProducerOffsets, 0, req, &messages.DeleteProducerOffsetsResponse{}); err != nil {
 				return nil, err
@@ -183,8 +251,8 @@ func getJSON(producerID string, resp *messages.GetProducerOffsetsResponse) any {
 // callCoordinator bootstraps like a Fluss client: handshake with the
 // bootstrap server, ask it for metadata, and run fn against the coordinator
 // it names (the same connection when that is the bootstrap server itself).
-func callCoordinator(ctx context.Context, bootstrap string, fn func(*wire.Client) (any, error)) (any, error) {
-	c, err := dialHandshake(ctx, bootstrap)
+func callCoordinator(ctx context.Context, bootstrap string, login *clientLogin, fn func(*wire.Client) (any, error)) (any, error) {
+	c, err := dialHandshake(ctx, bootstrap, login)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +269,7 @@ func callCoordinator(ctx context.Context, bootstrap string, fn func(*wire.Client
 	if addr == bootstrap {
 		return fn(c)
 	}
-	cc, err := dialHandshake(ctx, addr)
+	cc, err := dialHandshake(ctx, addr, login)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator %s: %w", addr, err)
 	}
@@ -209,7 +277,8 @@ func callCoordinator(ctx context.Context, bootstrap string, fn func(*wire.Client
 	return fn(cc)
 }
 
-func dialHandshake(ctx context.Context, addr string) (*wire.Client, error) {
+// dialHandshake connects, sends API_VERSIONS and logs in when login is set.
+func dialHandshake(ctx context.Context, addr string, login *clientLogin) (*wire.Client, error) {
 	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
 	if err != nil {
 		return nil, err
@@ -217,6 +286,10 @@ func dialHandshake(ctx context.Context, addr string) (*wire.Client, error) {
 	if _, err := c.Handshake(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
+	}
+	if err := login.authenticate(ctx, c); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
 }

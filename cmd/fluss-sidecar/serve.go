@@ -51,7 +51,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadConfig reads --config FILE (or --config=FILE) and -Dkey=value
-// arguments, in order; later overrides win.
+// arguments, in order; later overrides win. Then it resolves ${env:NAME} and
+// ${file:PATH} references.
 func loadConfig(args []string) (*config.Config, error) {
 	cfg := config.New()
 	var overrides []string
@@ -84,6 +85,10 @@ func loadConfig(args []string) (*config.Config, error) {
 		if err := cfg.ApplyOverride(o); err != nil {
 			return nil, err
 		}
+	}
+	// ${env:NAME} and ${file:PATH} in any value, after files and overrides.
+	if err := (config.Providers{}).Resolve(cfg); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

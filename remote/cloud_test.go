@@ -1,0 +1,277 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+)
+
+// startFakeGCS runs fake-gcs-server in process on a loopback port with the
+// given buckets and returns its root URL, the value of fs.gs.storage.root.url.
+func startFakeGCS(t *testing.T, buckets ...string) string {
+	t.Helper()
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	for _, b := range buckets {
+		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
+	}
+	return srv.URL() + "/"
+}
+
+// Azurite's well-known development account (public, documented by Azure
+// for the emulator).
+const (
+	azuriteAccount = "devstoreaccount1"
+	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// azuriteBin is Azurite's blob server as scripts/install-deps.sh installs it.
+const azuriteBin = "../.deps/node/node_modules/.bin/azurite-blob"
+
+var (
+	azuriteOnce     sync.Once
+	azuriteEndpoint string
+	azuriteErr      error
+)
+
+// startAzurite runs one Azurite blob server for the package's tests, on a
+// loopback port, in memory, without telemetry, and returns its blob
+// endpoint with the given containers created. It installs Azurite through
+// scripts/install-deps.sh (make test's dependency step) when it is missing.
+func startAzurite(t *testing.T, containers ...string) string {
+	t.Helper()
+	azuriteOnce.Do(func() { azuriteEndpoint, azuriteErr = runAzurite() })
+	if azuriteErr != nil {
+		t.Fatal(azuriteErr)
+	}
+	cred, err := azblob.NewSharedKeyCredential(azuriteAccount, azuriteKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := azblob.NewClientWithSharedKeyCredential(azuriteEndpoint+"/", cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range containers {
+		if _, err := client.CreateContainer(context.Background(), c, nil); err != nil && !strings.Contains(err.Error(), "ContainerAlreadyExists") {
+			t.Fatal(err)
+		}
+	}
+	return azuriteEndpoint
+}
+
+// azurite is the running server, stopped by TestMain.
+var azurite *exec.Cmd
+
+func runAzurite() (string, error) {
+	if _, err := os.Stat(azuriteBin); err != nil {
+		out, ierr := exec.Command("../scripts/install-deps.sh").CombinedOutput()
+		if _, err := os.Stat(azuriteBin); err != nil {
+			return "", fmt.Errorf("azurite missing after scripts/install-deps.sh (%v):\n%s", ierr, out)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	var logs syncBuffer
+	cmd := exec.Command(azuriteBin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
+		"--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--loose", "--silent")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	azurite = cmd
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	azuriteExited = exited
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	// Ready when Azurite itself answers (another process could hold the
+	// port if it was taken between our probe and Azurite's bind).
+	client := &http.Client{Timeout: 2 * time.Second}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if resp, err := client.Get("http://" + addr + "/" + azuriteAccount + "?comp=list"); err == nil {
+			resp.Body.Close()
+			if strings.HasPrefix(resp.Header.Get("Server"), "Azurite") {
+				break
+			}
+			stopAzurite()
+			return "", fmt.Errorf("%s answers, but it is not Azurite (Server %q)", addr, resp.Header.Get("Server"))
+		}
+		select {
+		case <-exited:
+			return "", fmt.Errorf("azurite exited:\n%s", logs.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stopAzurite()
+			return "", fmt.Errorf("azurite did not listen on %s:\n%s", addr, logs.String())
+		}
+	}
+	return "http://" + addr + "/" + azuriteAccount, nil
+}
+
+func stopAzurite() {
+	if azurite != nil && azurite.Process != nil {
+		syscall.Kill(-azurite.Process.Pid, syscall.SIGKILL)
+		<-azuriteExited
+		azurite = nil
+	}
+}
+
+// azuriteExited is closed when the Azurite process has exited.
+var azuriteExited chan struct{}
+
+// syncBuffer is a bytes.Buffer safe for the process's writers and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopAzurite()
+	os.Exit(code)
+}
+
+// cloudBackends are the emulated object stores of the conformance suite:
+// gs through fake-gcs-server, the four Azure schemes through Azurite (the
+// endpoint override makes each plain http), cosn and obs through the S3
+// fake.
+func cloudBackends(t *testing.T, s3Endpoint string) []backend {
+	gcsURL := startFakeGCS(t, "gbucket", "other")
+	azEndpoint := startAzurite(t, "fluss", "other")
+	noLocal := func(*Store) string { return "" }
+	prefixFor := func(t *testing.T) string { return strings.ReplaceAll(t.Name(), "/", "_") }
+	objectBackend := func(name, dirFmt string, opts func(Options) Options, outside []string) backend {
+		return backend{
+			name: name,
+			open: func(t *testing.T, o Options) *Store {
+				s, err := Open(context.Background(), fmt.Sprintf(dirFmt, prefixFor(t)), opts(o))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			},
+			producers: func(s *Store) string { return s.Dir().String() + "/producers" },
+			altForms: func(p string) []string {
+				// An extra slash after the authority and in the middle.
+				i := strings.Index(p, "://") + 3
+				j := i + strings.Index(p[i:], "/")
+				return []string{p[:j] + "/" + p[j:], strings.Replace(p, "/producers/", "//producers/", 1)}
+			},
+			outside: outside,
+			local:   noLocal,
+		}
+	}
+	keep := func(base Options) func(Options) Options {
+		return func(o Options) Options {
+			base.NewUUID, base.Sleep, base.Logger = o.NewUUID, o.Sleep, o.Logger
+			return base
+		}
+	}
+	gcs := Options{GCS: GCSOptions{Endpoint: gcsURL, Unauthenticated: true}}
+	az := Options{Azure: AzureOptions{AccountKey: azuriteKey, Endpoint: azEndpoint}}
+	return []backend{
+		objectBackend("gs", "gs://gbucket/%s", keep(gcs),
+			[]string{"gs://other/x/producers/p/1/x.offsets", "s3://gbucket/x/producers/p/1/x.offsets", "/producers/p/1/x.offsets"}),
+		objectBackend("abfs", "abfs://fluss@"+azuriteAccount+".dfs.core.windows.net/%s", keep(az),
+			[]string{"abfs://other@" + azuriteAccount + ".dfs.core.windows.net/x/producers/p/1/x.offsets", "wasb://fluss@" + azuriteAccount + ".blob.core.windows.net/x/producers/p/1/x.offsets"}),
+		objectBackend("wasbs", "wasbs://fluss@"+azuriteAccount+".blob.core.windows.net/%s/", keep(az),
+			[]string{"abfss://fluss@" + azuriteAccount + ".dfs.core.windows.net/x/producers/p/1/x.offsets"}),
+		objectBackend("abfss", "abfss://fluss@"+azuriteAccount+".dfs.core.windows.net/%s", keep(az),
+			[]string{"abfs://fluss@" + azuriteAccount + ".dfs.core.windows.net/x/producers/p/1/x.offsets"}),
+		objectBackend("wasb", "wasb://fluss@"+azuriteAccount+".blob.core.windows.net/%s", keep(az),
+			[]string{"wasbs://fluss@" + azuriteAccount + ".blob.core.windows.net/x/producers/p/1/x.offsets"}),
+		objectBackend("cosn", "cosn://bucket/%s", keep(s3Options(s3Endpoint)),
+			[]string{"s3://bucket/x/producers/p/1/x.offsets", "cosn://other/x/producers/p/1/x.offsets"}),
+		objectBackend("obs", "obs://bucket/%s", keep(s3Options(s3Endpoint)),
+			[]string{"oss://bucket/x/producers/p/1/x.offsets"}),
+	}
+}
+
+func TestAzureAuthority(t *testing.T) {
+	cases := []struct {
+		scheme, authority                string
+		container, account, service, err string
+	}{
+		{"abfss", "c@acct.dfs.core.windows.net", "c", "acct", "https://acct.blob.core.windows.net/", ""},
+		{"abfs", "c@acct.dfs.core.windows.net", "c", "acct", "http://acct.blob.core.windows.net/", ""},
+		{"wasbs", "c@acct.blob.core.windows.net", "c", "acct", "https://acct.blob.core.windows.net/", ""},
+		{"abfss", "c@acct.dfs.core.chinacloudapi.cn", "c", "acct", "https://acct.blob.core.chinacloudapi.cn/", ""},
+		{"abfss", "c@acct", "c", "acct", "https://acct.blob.core.windows.net/", ""},
+		{"abfss", "acct.dfs.core.windows.net", "", "", "", "want container@account"},
+		{"abfss", "@acct.dfs.core.windows.net", "", "", "", "want container@account"},
+		{"abfss", "c@.dfs.core.windows.net", "", "", "", "no account name"},
+	}
+	for _, c := range cases {
+		cont, acct, svc, err := azureAuthority(c.scheme, c.authority)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s %s: got %v, want %q", c.scheme, c.authority, err, c.err)
+			}
+			continue
+		}
+		if err != nil || cont != c.container || acct != c.account || svc != c.service {
+			t.Errorf("%s %s: got %q %q %q %v", c.scheme, c.authority, cont, acct, svc, err)
+		}
+	}
+}
+
+func TestOpenCloudErrors(t *testing.T) {
+	for _, dir := range []string{"cosn://bucket/x", "obs://bucket/x"} {
+		if _, err := Open(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "needs an S3-compatible endpoint") {
+			t.Errorf("%s without endpoint: %v", dir, err)
+		}
+	}
+	if _, err := Open(context.Background(), "abfss://nocontainer.dfs.core.windows.net/x", Options{}); err == nil || !strings.Contains(err.Error(), "container@account") {
+		t.Errorf("abfss without container: %v", err)
+	}
+	if _, err := Open(context.Background(), "gs:///x", Options{}); err == nil || !strings.Contains(err.Error(), "no bucket name") {
+		t.Errorf("gs without bucket: %v", err)
+	}
+	// A gs bucket that does not exist on the emulator: writes fail with a
+	// clear error, nothing hangs.
+	url := startFakeGCS(t)
+	s, err := Open(context.Background(), "gs://missing/x", Options{GCS: GCSOptions{Endpoint: url, Unauthenticated: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.WriteOffsets(ctx, "p", tableA); err == nil {
+		t.Fatal("write to a missing bucket succeeded")
+	}
+}
