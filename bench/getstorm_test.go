@@ -314,12 +314,13 @@ func BenchmarkGetStorm(b *testing.B) {
 			slices.Sort(r.latencies)
 		}
 	}
-	b.Logf("GET storm, %d CPUs (GOMAXPROCS %d), shared machine: ratios are within this run", runtime.NumCPU(), runtime.GOMAXPROCS(0))
-	b.Logf("%-6s %-9s %10s %9s %9s", "conns", "target", "req/s", "p50", "p99")
+	var tbl strings.Builder
+	fmt.Fprintf(&tbl, "GET storm, %d CPUs (GOMAXPROCS %d), shared machine: ratios are within this run\n", runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&tbl, "%-6s %-9s %10s %9s %9s\n", "conns", "target", "req/s", "p50", "p99")
 	for _, n := range stormConns {
 		for _, t := range targets {
 			r := results[t][n]
-			b.Logf("%-6d %-9s %10.0f %9v %9v", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond))
+			fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond))
 		}
 		z, nothing, s, nc := results["zk"][n], results["nothing"][n], results["sidecar"][n], results["nocache"][n]
 		b.ReportMetric(s.rate()/nothing.rate(), fmt.Sprintf("c%d-sidecar/nothing", n))
@@ -330,15 +331,20 @@ func BenchmarkGetStorm(b *testing.B) {
 	}
 	for _, t := range []string{"zk", "sidecar", "nocache"} {
 		r := results[t+"-random"][randomConns]
-		b.Logf("%-6d %-9s %10.0f %9v %9v  (%d random ids)", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond), randomIDs)
+		fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond), randomIDs)
 	}
 	zr, sr, nr := results["zk-random"][randomConns], results["sidecar-random"][randomConns], results["nocache-random"][randomConns]
 	b.ReportMetric(sr.rate()/zr.rate(), "random-sidecar/zk")
 	b.ReportMetric(nr.rate()/zr.rate(), "random-nocache/zk")
-	if st := e.sidecar.Cache().Stats(); st.Hits == 0 {
+	st := e.sidecar.Cache().Stats()
+	fmt.Fprintf(&tbl, "sidecar cache: %+v", st)
+	// Printed rather than logged: go test keeps only ten lines of a
+	// benchmark's log.
+	for _, line := range strings.Split(tbl.String(), "\n") {
+		fmt.Println("storm|", line)
+	}
+	if st.Hits == 0 {
 		b.Fatalf("the sidecar's cache served nothing: %+v", st)
-	} else {
-		b.Logf("sidecar cache: %+v", st)
 	}
 }
 

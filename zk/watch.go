@@ -37,7 +37,9 @@ type addWatchResponse struct {
 // connRequest is go-zookeeper's unexported (*Conn).request, which every
 // exported call goes through: it queues one request with the given opcode
 // on the connection, waits for the reply and decodes it into res. The last
-// parameter is an internal callback; only nil is passed.
+// parameter is an internal callback; only nil is passed. The signature is
+// checked against go-zookeeper v1.0.4, which go.mod pins;
+// TestGoZookeeperVersionPinned fails on any other version.
 //
 //go:linkname connRequest github.com/go-zookeeper/zk.(*Conn).request
 func connRequest(c *gozk.Conn, opcode int32, req any, res any, recvFunc func(*struct{}, *struct{}, error)) (int64, error)

@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"runtime/debug"
 	"testing"
 
 	gozk "github.com/go-zookeeper/zk"
@@ -92,4 +93,23 @@ func TestOnEventBeforeReply(t *testing.T) {
 			t.Fatalf("change %d: sync returned before the notification was delivered", i)
 		}
 	}
+}
+
+// TestGoZookeeperVersionPinned: AddPersistentRecursiveWatch reaches into
+// go-zookeeper's unexported (*Conn).request, whose signature is checked
+// only for v1.0.4. An upgrade must check it again (and update this test).
+func TestGoZookeeperVersionPinned(t *testing.T) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Skip("no build info")
+	}
+	for _, m := range info.Deps {
+		if m.Path == "github.com/go-zookeeper/zk" {
+			if m.Version != "v1.0.4" || m.Replace != nil {
+				t.Fatalf("go-zookeeper is %s (replace %v): check connRequest's signature against (*Conn).request in zk/watch.go", m.Version, m.Replace)
+			}
+			return
+		}
+	}
+	t.Fatal("go-zookeeper not in the build info")
 }
