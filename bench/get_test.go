@@ -16,11 +16,11 @@ import (
 //
 //	go test ./bench -run '^$' -bench 'Get$/cached' -benchmem -cpuprofile cpu.out -memprofile mem.out
 func BenchmarkGet(b *testing.B) {
-	e := startStormEnv(b, 0)
+	e := startStormEnv(b, 0, true)
 	for _, tc := range []struct {
 		name string
 		addr string
-	}{{"cached", e.sidecar.Addr()}, {"uncached", e.nocache.Addr()}} {
+	}{{"cached", e.sidecar}, {"uncached", e.nocache}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetParallelism(parallelism)
 			b.ReportAllocs()
