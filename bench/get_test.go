@@ -12,7 +12,8 @@ import (
 // sidecar over loopback, 8 goroutines per CPU each with its own
 // connection, with the snapshot cache (cached) and without (uncached). Its
 // allocations per op (-benchmem) count the load generator's too: the
-// client's share is the same in both. Profile the server side with
+// do-nothing server (which allocates nothing per request) shows the
+// client's share. Profile the server side with
 //
 //	go test ./bench -run '^$' -bench 'Get$/cached' -benchmem -cpuprofile cpu.out -memprofile mem.out
 func BenchmarkGet(b *testing.B) {
@@ -20,7 +21,7 @@ func BenchmarkGet(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		addr string
-	}{{"cached", e.sidecar}, {"uncached", e.nocache}} {
+	}{{"cached", e.sidecar}, {"uncached", e.nocache}, {"do-nothing", e.nothing}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetParallelism(parallelism)
 			b.ReportAllocs()
