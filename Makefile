@@ -58,8 +58,10 @@ fuzz:
 		$(GO) test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) >"$$logs/$$name.log" 2>&1 || { cat "$$logs/$$name.log"; echo "fuzz logs kept in $$logs"; exit 1; }; \
 	done; rm -rf "$$logs"
 
+# Every benchmark beside its same-run baselines, with the ratios
+# (docs/performance.md).
 bench: deps
-	$(GO) test -run='^$$' -bench=. -benchtime=2s ./...
+	scripts/bench.sh
 
 # Runs compat_test's Python and Java clients against a running sidecar (see
 # compat_test/README.md): make compat BOOTSTRAP=host:port

@@ -22,6 +22,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -32,6 +33,7 @@ type App struct {
 	zk        *zk.Client
 	files     *remote.Store
 	registry  *producer.Registry
+	cache     *snapcache.Cache
 	authz     *authz.Authorizer
 	tables    *tables.Map
 	servers   []*wire.Server
@@ -96,9 +98,15 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	}
 	a.files = files
 	snapshots, counted := instrument(zk.NewProducerStore(zc), files, o.storageObserver())
+	// The cache goes in front of the counted stores: the storage metrics
+	// count what reaches ZooKeeper and remote storage.
+	snapshots, fstore, err := a.stores(ctx, s.Cache, zc, snapshots, counted, log)
+	if err != nil {
+		return nil, err
+	}
 	a.registry, err = producer.New(producer.Config{
 		Snapshots:  snapshots,
-		Files:      counted,
+		Files:      fstore,
 		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
 		DefaultTTL: s.ProducerOffsetsTTL,
 		// A write outlives its request until its outcome is settled, for at
@@ -279,6 +287,9 @@ func (a *App) Close() error {
 		}
 		if a.tables != nil {
 			a.tables.Close()
+		}
+		if a.cache != nil {
+			a.cache.Close()
 		}
 		if a.ops != nil {
 			a.ops.close()

@@ -48,6 +48,7 @@ type Settings struct {
 	MaxConnections       int           // sidecar.max-connections
 	LogLevel             string        // sidecar.log.level
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
+	Cache                CacheSettings // sidecar.snapshot-cache.* (app/cache.go)
 
 	// Security holds listener protocols, SASL users and authorizer
 	// settings: internal.listener.name, security.protocol.map,
@@ -198,6 +199,8 @@ func FromConfig(c *config.Config) (Settings, error) {
 	s.MaxConnections = int(n)
 	s.LogLevel = c.String("sidecar.log.level", "info")
 	s.ShutdownDrainTimeout, err = c.Duration("sidecar.shutdown.drain-timeout", 30*time.Second)
+	add(err)
+	s.Cache, err = cacheSettingsFromConfig(c)
 	add(err)
 	names := make([]string, len(s.Listeners))
 	for i, l := range s.Listeners {

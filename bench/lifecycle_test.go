@@ -37,6 +37,9 @@ import (
 var zkAddr string
 
 func TestMain(m *testing.M) {
+	if role := os.Getenv(childRoleEnv); role != "" {
+		os.Exit(runChild(role)) // a GET storm server (child_test.go)
+	}
 	zktest.Main(m, func(addr string) { zkAddr = addr })
 }
 

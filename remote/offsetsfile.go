@@ -146,6 +146,9 @@ func writeBucketArray(buf *bytes.Buffer, tableID int64, bs []offsets.BucketOffse
 // MaxBucketID+1 are refused. Errors wrap ErrMalformedOffsetsFile. Buckets come
 // back sorted by (partition id, bucket id). It never panics.
 func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
+	if t, ok := decodeCanonicalOffsets(b); ok {
+		return t, nil
+	}
 	var top map[string]json.RawMessage
 	if err := strictUnmarshal(b, &top); err != nil {
 		return offsets.TableOffsets{}, malformed("%v", err)

@@ -1,13 +1,59 @@
 #!/usr/bin/env bash
-# Runs each end-to-end benchmark beside its baseline in one run and prints
-# the ratio (sidecar ops/s divided by baseline ops/s). Usage:
-#   scripts/bench.sh [benchtime, default 3s] [count, default 3]
+# Runs every end-to-end benchmark beside its baselines and prints the
+# ratios (docs/performance.md explains each). Each ratio compares figures
+# taken in the same process, in alternating rounds, so that a machine shared
+# with other work still gives comparable numbers. Usage:
+#   scripts/bench.sh [lifecycle benchtime, default 3s] [count, default 3]
+# The GET storm and proxy benchmarks run a fixed amount of work per round
+# (1 round, and 3 rounds); they take about a minute and a half together.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 benchtime=${1:-3s}
 count=${2:-3}
-out=$(go test ./bench/ -run='^$' -bench='Lifecycle|GetManyTablesS3' -benchtime="$benchtime" -count="$count" 2>&1)
-echo "$out" | grep -E '^(Benchmark|goos|goarch|cpu|ok|FAIL)'
+
+echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//' || true)), $(go env GOOS)/$(go env GOARCH), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (modified)')"
+
+# ratio FIELD: the value of a custom benchmark metric (the number before its
+# unit) on the benchmark lines of $out, averaged over the lines.
+metric() {
+	echo "$out" | awk -v unit="$1" -v name="$2" '
+		$0 ~ "^"name {
+			for (i = 2; i < NF; i++) if ($(i+1) == unit) { s += $i; n++ }
+		}
+		END { if (n) printf "%.2f", s/n; else printf "n/a" }'
+}
+
+echo
+echo "== GET storm: one producer id, one GET in flight per connection (go test ./bench -bench GetStorm) =="
+out=$(go test ./bench/ -run='^$' -bench='GetStorm' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
+echo "$out" | sed -n 's/^storm| /  /p'
+for c in 16 64 256; do
+	printf '  %3d connections: sidecar/do-nothing %s (target >= 0.7), sidecar/zk %s (target >= 1.5), p99 sidecar/zk %s (target <= 1), without cache sidecar/zk %s, do-nothing/zk %s\n' \
+		"$c" "$(metric c$c-sidecar/nothing BenchmarkGetStorm)" "$(metric c$c-sidecar/zk BenchmarkGetStorm)" \
+		"$(metric c$c-p99-sidecar/zk BenchmarkGetStorm)" "$(metric c$c-nocache/zk BenchmarkGetStorm)" "$(metric c$c-nothing/zk BenchmarkGetStorm)"
+done
+printf '  1000 random ids, 64 connections: sidecar/zk %s (target >= 0.8), without cache %s\n' \
+	"$(metric random-sidecar/zk BenchmarkGetStorm)" "$(metric random-nocache/zk BenchmarkGetStorm)"
+
+echo
+echo "== Allocations per GET, client and server together (go test ./bench -bench 'Get$' -benchmem) =="
+out=$(go test ./bench/ -run='^$' -bench='Get$' -benchmem -benchtime=20000x -count=1 2>&1) || { echo "$out"; exit 1; }
+echo "$out" | grep -E '^BenchmarkGet/' | awk '{ printf "  %-22s %8.1f us/op %7s B/op %5s allocs/op\n", $1, $3/1000, $5, $7 }'
+
+echo
+echo "== Proxy mode: 64 connections against a fake coordinator (go test ./proxy -bench ForwardingOverhead) =="
+out=$(go test ./proxy/ -run='^$' -bench='ForwardingOverhead' -benchtime=3x -count=1 2>&1) || { echo "$out"; exit 1; }
+for b in 'BenchmarkForwardingOverhead-' 'BenchmarkForwardingOverheadPipelined-'; do
+	depth=1; [ "$b" = 'BenchmarkForwardingOverheadPipelined-' ] && depth=8
+	printf '  %d in flight: proxied/relay throughput %s (target >= 0.9), p50 %s, p99 %s; proxied/direct throughput %s; relay/direct %s\n' \
+		"$depth" "$(metric relay-throughput-ratio "$b")" "$(metric relay-p50-ratio "$b")" "$(metric relay-p99-ratio "$b")" \
+		"$(metric throughput-ratio "$b")" "$(metric relay/direct "$b")"
+done
+
+echo
+echo "== Lifecycle and many tables (go test ./bench -bench 'Lifecycle|GetManyTablesS3', benchtime $benchtime, count $count) =="
+out=$(go test ./bench/ -run='^$' -bench='Lifecycle|GetManyTablesS3' -benchtime="$benchtime" -count="$count" 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | awk '
 	/^BenchmarkLifecycleSidecar/  { s += $3; ns++ }
 	/^BenchmarkLifecycleBaseline/ { bl += $3; nb++ }
@@ -16,6 +62,6 @@ echo "$out" | awk '
 	END {
 		if (ns == 0 || nb == 0 || n1 == 0 || n8 == 0) { print "no results"; exit 1 }
 		s /= ns; bl /= nb; g1 /= n1; g8 /= n8
-		printf "lifecycle (register+get+delete): sidecar %.0f us/op, baseline %.0f us/op, throughput ratio sidecar/baseline = %.2f\n", s/1000, bl/1000, bl/s
-		printf "get of a 100-table snapshot on S3: 8 files at once %.1f ms/op, one at a time %.1f ms/op, speed-up = %.2fx\n", g8/1e6, g1/1e6, g1/g8
+		printf "  lifecycle (register+get+delete): sidecar %.0f us/op, baseline %.0f us/op, throughput ratio sidecar/baseline = %.2f (target >= 0.8)\n", s/1000, bl/1000, bl/s
+		printf "  get of a 100-table snapshot on S3: 8 files at once %.1f ms/op, one at a time %.1f ms/op, speed-up = %.2fx\n", g8/1e6, g1/1e6, g1/g8
 	}'

@@ -49,18 +49,48 @@ func (s *Sidecar) getProducerOffsets() wire.API {
 	}
 }
 
+// tableOffsetsToProto builds the response's tables. The messages and the
+// scalars their optional fields point to are allocated in a few blocks
+// per response rather than three or four allocations per bucket.
 func tableOffsetsToProto(tables []offsets.TableOffsets) []*messages.PbProducerTableOffsets {
-	out := make([]*messages.PbProducerTableOffsets, 0, len(tables))
+	nb, np := 0, 0
 	for _, t := range tables {
-		pt := &messages.PbProducerTableOffsets{TableId: proto.Int64(t.TableID)}
+		nb += len(t.Buckets)
 		for _, b := range t.Buckets {
-			pb := &messages.PbBucketOffset{BucketId: proto.Int32(b.BucketID), LogEndOffset: proto.Int64(b.LogEndOffset)}
 			if b.Partitioned {
-				pb.PartitionId = proto.Int64(b.PartitionID)
+				np++
 			}
-			pt.BucketOffsets = append(pt.BucketOffsets, pb)
 		}
-		out = append(out, pt)
+	}
+	out := make([]*messages.PbProducerTableOffsets, len(tables))
+	pts := make([]messages.PbProducerTableOffsets, len(tables))
+	tableIDs := make([]int64, len(tables))
+	pbs := make([]messages.PbBucketOffset, nb)
+	ptrs := make([]*messages.PbBucketOffset, nb)
+	i64 := make([]int64, nb+np) // log end offsets, then partition ids
+	i32 := make([]int32, nb)    // bucket ids
+	k, p := 0, nb
+	for i, t := range tables {
+		tableIDs[i] = t.TableID
+		pt := &pts[i]
+		pt.TableId = &tableIDs[i]
+		start := k
+		for _, b := range t.Buckets {
+			pb := &pbs[k]
+			i32[k], i64[k] = b.BucketID, b.LogEndOffset
+			pb.BucketId, pb.LogEndOffset = &i32[k], &i64[k]
+			if b.Partitioned {
+				i64[p] = b.PartitionID
+				pb.PartitionId = &i64[p]
+				p++
+			}
+			ptrs[k] = pb
+			k++
+		}
+		if k > start {
+			pt.BucketOffsets = ptrs[start:k:k]
+		}
+		out[i] = pt
 	}
 	return out
 }

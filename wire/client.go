@@ -10,7 +10,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -362,8 +361,8 @@ func (c *Client) readLoop() {
 // write never waits for the peer to read.
 type sockWriter struct {
 	nc      net.Conn
-	raw     syscall.RawConn // nil: every write goes through run
-	timeout time.Duration   // bounds one blocking write; 0: none
+	raw     *rawWriter    // nil: every write goes through run
+	timeout time.Duration // bounds one blocking write; 0: none
 	// maxQueued, if positive, makes write wait while this many bytes are
 	// queued behind a write in progress: backpressure for a peer that does
 	// not read.
@@ -386,7 +385,7 @@ type sockWriter struct {
 const maxSpare = 64 << 10
 
 func newSockWriter(nc net.Conn, timeout time.Duration, stop <-chan struct{}, onFail func(error)) *sockWriter {
-	w := &sockWriter{nc: nc, raw: rawConnOf(nc), timeout: timeout, stop: stop, onFail: onFail, kick: make(chan struct{}, 1)}
+	w := &sockWriter{nc: nc, raw: newRawWriter(rawConnOf(nc)), timeout: timeout, stop: stop, onFail: onFail, kick: make(chan struct{}, 1)}
 	w.idle.L = &w.mu
 	return w
 }
@@ -433,7 +432,7 @@ func (w *sockWriter) put(start bool, parts [][]byte) error {
 	n := 0
 	if w.raw != nil {
 		var err error
-		if n, err = tryWrite(w.raw, b); err != nil {
+		if n, err = w.raw.tryWrite(b); err != nil {
 			w.failWith(err)
 			return nil
 		}

@@ -11,4 +11,8 @@ import (
 // through the socket writer's goroutine.
 func rawConnOf(net.Conn) syscall.RawConn { return nil }
 
-func tryWrite(syscall.RawConn, []byte) (int, error) { return 0, nil }
+type rawWriter struct{}
+
+func newRawWriter(syscall.RawConn) *rawWriter { return nil }
+
+func (*rawWriter) tryWrite([]byte) (int, error) { return 0, nil }

@@ -107,6 +107,8 @@ type Client struct {
 	subs        map[int]func()
 	nextSub     int
 	kick        chan struct{} // wakes the dispatcher
+
+	listeners listenerSet // OnEvent
 }
 
 // Connect opens a client and waits until it has a session, bounded by ctx
@@ -212,6 +214,7 @@ func (c *Client) OnNewSession(fn func()) (unregister func()) {
 
 // onEvent runs on go-zookeeper's goroutine and must not block.
 func (c *Client) onEvent(ev gozk.Event) {
+	c.listeners.deliver(ev)
 	if ev.Type != gozk.EventSession {
 		return
 	}

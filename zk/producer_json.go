@@ -118,6 +118,9 @@ func appendUnicodeEscape(b []byte, u uint16) []byte {
 // tables; unknown keys are ignored. Tables keep the order of the bytes. It
 // never panics.
 func DecodeSnapshot(data []byte) (offsets.Snapshot, error) {
+	if s, ok := decodeCanonicalSnapshot(data); ok {
+		return s, nil
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return offsets.Snapshot{}, fmt.Errorf("ProducerOffsets: invalid JSON: %w", err)

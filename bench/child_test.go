@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+)
+
+// The GET storm runs every server in its own process, as a deployment does
+// and as the ZooKeeper baseline already is, so that the load generator's
+// scheduling and garbage collection are not charged to the server under
+// test (and the server's not to the load generator). The bench test binary
+// starts itself again with childRoleEnv set; the child serves until its
+// standard input closes.
+const (
+	childRoleEnv = "FLUSS_BENCH_CHILD" // "sidecar" or "nothing"
+	childZKEnv   = "FLUSS_BENCH_ZK"
+	childRootEnv = "FLUSS_BENCH_ROOT"
+	childDirEnv  = "FLUSS_BENCH_DIR"
+	childKVEnv   = "FLUSS_BENCH_KV"   // extra key=value;... settings
+	childBodyEnv = "FLUSS_BENCH_BODY" // hex body of the do-nothing answer
+)
+
+// runChild serves as the role in the environment; it returns the exit code.
+func runChild(role string) int {
+	var addr string
+	var closeFn func()
+	switch role {
+	case "sidecar":
+		c := config.New()
+		c.Set("bind.listeners", "FLUSS://127.0.0.1:0")
+		c.Set("zookeeper.address", os.Getenv(childZKEnv))
+		c.Set("zookeeper.path.root", os.Getenv(childRootEnv))
+		c.Set("remote.data.dir", "file://"+os.Getenv(childDirEnv))
+		c.Set("sidecar.log.level", "error")
+		for _, kv := range strings.Split(os.Getenv(childKVEnv), ";") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				c.Set(k, v)
+			}
+		}
+		s, err := app.FromConfig(c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		a, err := app.Start(ctx, s, app.Options{})
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		addr, closeFn = a.Addr(), func() { a.Close() }
+	case "nothing":
+		body, err := hex.DecodeString(os.Getenv(childBodyEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		s, err := listenNothing(body)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		addr, closeFn = s.addr(), s.close
+	default:
+		fmt.Fprintln(os.Stderr, "unknown child role", role)
+		return 1
+	}
+	fmt.Printf("ADDR %s\n", addr)
+	io.Copy(io.Discard, os.Stdin) // until the parent closes it or exits
+	closeFn()
+	return 0
+}
+
+// startChild runs a child server and returns its address; it stops when
+// the benchmark or test ends.
+func startChild(tb testing.TB, role string, env ...string) string {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), append([]string{childRoleEnv + "=" + role}, env...)...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
+	if err != nil || !ok {
+		tb.Fatalf("child %s: %q %v", role, line, err)
+	}
+	go io.Copy(io.Discard, stdout)
+	return addr
+}

@@ -1,0 +1,481 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
+)
+
+// The GET storm: every connection sends GET_PRODUCER_OFFSETS, one request
+// in flight, as recovering Flink subtasks poll for their producer's
+// snapshot. Each target is loaded for the same time, in one run, against
+// the same ZooKeeper, by the same load generator:
+//
+//   - zk: raw ZooKeeper getData of the same znode (one session per
+//     connection): what any read-through GET, a coordinator's included,
+//     cannot beat;
+//   - nothing: a do-nothing server that answers every request with the
+//     bytes of the sidecar's answer, copying the request id and decoding
+//     nothing: the ceiling of any implementation on this host, since the
+//     load generator shares the CPUs;
+//   - sidecar: the sidecar with its snapshot cache (the default);
+//   - nocache: the sidecar with sidecar.snapshot-cache.max-bytes 0.
+//
+// Run it with scripts/bench.sh, which prints the ratios, or:
+//
+//	go test ./bench -run '^$' -bench GetStorm -benchtime 1x
+
+// stormConns are the connection counts of the single-id storm.
+var stormConns = []int{16, 64, 256}
+
+const (
+	stormRound   = 2 * time.Second        // counted load per target and count
+	stormSlices  = 8                      // stormRound is cut into this many
+	stormWarm    = 300 * time.Millisecond // load before, once, not counted
+	randomIDs    = 1000
+	randomConns  = 64
+	stormTargets = "zk nothing sidecar nocache"
+)
+
+// stormResult is one target's load at one connection count.
+type stormResult struct {
+	reqs      int
+	elapsed   time.Duration
+	latencies []time.Duration // sorted
+}
+
+func (r stormResult) rate() float64 { return float64(r.reqs) / r.elapsed.Seconds() }
+
+func (r stormResult) pct(p float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	return r.latencies[int(p*float64(len(r.latencies)-1))]
+}
+
+// caller sends one request and waits for its answer; the load generator
+// gives each connection its own caller and a per-connection random source.
+type caller func(ctx context.Context, rnd *rand.Rand) error
+
+// runStorm loads conns callers for warm+d and measures the last d.
+func runStorm(ctx context.Context, callers []caller, warm, d time.Duration) (stormResult, error) {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		res     stormResult
+		firstEr error
+	)
+	start := time.Now()
+	from, until := start.Add(warm), start.Add(warm+d)
+	for i, call := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(uint64(i), 42))
+			lat := make([]time.Duration, 0, 4096)
+			for {
+				t0 := time.Now()
+				if !t0.Before(until) {
+					break
+				}
+				if err := call(ctx, rnd); err != nil {
+					mu.Lock()
+					if firstEr == nil {
+						firstEr = err
+					}
+					mu.Unlock()
+					return
+				}
+				if !t0.Before(from) {
+					lat = append(lat, time.Since(t0))
+				}
+			}
+			mu.Lock()
+			res.latencies = append(res.latencies, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.reqs = len(res.latencies)
+	res.elapsed = d
+	slices.Sort(res.latencies)
+	return res, firstEr
+}
+
+// stormEnv is everything the storm targets need, started once.
+type stormEnv struct {
+	// addresses of the sidecar (cache on), the sidecar with its cache off
+	// and the do-nothing server, each in its own process (child_test.go)
+	sidecar, nocache, nothing string
+	zkPaths                   []string // full znode paths: [0] the storm id, then the random ids
+	ids                       []string // producer ids, same order
+	bodies                    [][]byte // encoded GET requests, same order
+}
+
+// startStormEnv starts both sidecars on one ZooKeeper root and one remote
+// directory, registers the storm id and, if random, randomIDs more, and
+// starts the do-nothing server with the sidecar's answer for the storm id.
+//
+// With inProcess the servers run in this process instead (BenchmarkGet
+// counts their allocations).
+func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
+	tb.Helper()
+	root := fmt.Sprintf("/storm-%d-%d", os.Getpid(), seq.Add(1))
+	dir := tb.TempDir()
+	var e *stormEnv
+	if inProcess {
+		kv := map[string]string{"zookeeper.path.root": root, "remote.data.dir": "file://" + dir}
+		off := map[string]string{"zookeeper.path.root": root, "remote.data.dir": "file://" + dir, app.KeyCacheMaxBytes: "0"}
+		e = &stormEnv{sidecar: apptest.Start(tb, zkAddr, kv).Addr(), nocache: apptest.Start(tb, zkAddr, off).Addr()}
+	} else {
+		env := []string{childZKEnv + "=" + zkAddr, childRootEnv + "=" + root, childDirEnv + "=" + dir}
+		e = &stormEnv{
+			sidecar: startChild(tb, "sidecar", env...),
+			nocache: startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...),
+		}
+	}
+
+	ctx := context.Background()
+	c, err := wire.Dial(ctx, e.sidecar, wire.ClientOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	ids := []string{"storm"}
+	for i := range random {
+		ids = append(ids, fmt.Sprintf("random-%04d", i))
+	}
+	// Register in parallel: a thousand registers one by one take a while.
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ids))
+	sem := make(chan struct{}, 16)
+	for _, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TableOffsets: twoTables()}
+			resp := &messages.RegisterProducerOffsetsResponse{}
+			if err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
+				errs <- fmt.Errorf("register %s: %v %v", id, err, resp)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+	for _, id := range ids {
+		body, err := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e.ids = append(e.ids, id)
+		e.bodies = append(e.bodies, body)
+		e.zkPaths = append(e.zkPaths, root+zk.ProducersPath+"/"+id)
+	}
+	r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
+	if err != nil || r.Type != wire.ResponseSuccess {
+		tb.Fatalf("get: %v %v", err, r.Err())
+	}
+	got := &messages.GetProducerOffsetsResponse{}
+	if err := proto.Unmarshal(r.Body, got); err != nil || len(got.TableOffsets) != 2 {
+		tb.Fatalf("get answer %v %v", got, err)
+	}
+	if inProcess {
+		s, err := listenNothing(r.Body)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(s.close)
+		e.nothing = s.addr()
+	} else {
+		e.nothing = startChild(tb, "nothing", childBodyEnv+"="+hex.EncodeToString(r.Body))
+	}
+	return e
+}
+
+// callers opens n connections to one target; ids are the indexes (into
+// e.ids) each request picks from at random.
+func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []caller {
+	tb.Helper()
+	out := make([]caller, n)
+	pick := func(rnd *rand.Rand) int {
+		if len(ids) == 1 {
+			return ids[0]
+		}
+		return ids[rnd.IntN(len(ids))]
+	}
+	for i := range out {
+		switch target {
+		case "zk":
+			conn, _, err := gozk.Connect([]string{zkAddr}, 30*time.Second, gozk.WithLogger(quiet{}))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(conn.Close)
+			// Connect does not wait for the session; hundreds of sessions
+			// opened at once take a moment.
+			for deadline := time.Now().Add(time.Minute); conn.State() != gozk.StateHasSession; {
+				if time.Now().After(deadline) {
+					tb.Fatalf("no ZooKeeper session: %v", conn.State())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			out[i] = func(_ context.Context, rnd *rand.Rand) error {
+				_, _, err := conn.Get(e.zkPaths[pick(rnd)])
+				return err
+			}
+		default:
+			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "nocache": e.nocache}[target]
+			c, err := wire.Dial(context.Background(), addr, wire.ClientOptions{})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { c.Close() })
+			out[i] = func(ctx context.Context, rnd *rand.Rand) error {
+				r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[pick(rnd)])
+				if err != nil {
+					return err
+				}
+				if r.Type != wire.ResponseSuccess || len(r.Body) == 0 {
+					return fmt.Errorf("%s: %v %v", target, r.Type, r.Err())
+				}
+				return nil
+			}
+		}
+	}
+	return out
+}
+
+func BenchmarkGetStorm(b *testing.B) {
+	e := startStormEnv(b, randomIDs, false)
+	ctx := context.Background()
+	results := map[string]map[int]*stormResult{} // target → conns → merged
+	merge := func(target string, conns int, r stormResult) {
+		if results[target] == nil {
+			results[target] = map[int]*stormResult{}
+		}
+		m := results[target][conns]
+		if m == nil {
+			m = &stormResult{}
+			results[target][conns] = m
+		}
+		m.reqs += r.reqs
+		m.elapsed += r.elapsed
+		m.latencies = append(m.latencies, r.latencies...)
+	}
+	targets := strings.Fields(stormTargets)
+	all := make([]int, 0, randomIDs)
+	for i := 1; i <= randomIDs; i++ {
+		all = append(all, i)
+	}
+	// One set of connections per target and count, opened before timing.
+	single := map[string]map[int][]caller{}
+	for _, t := range targets {
+		single[t] = map[int][]caller{}
+		for _, n := range stormConns {
+			single[t][n] = e.callers(b, t, n, []int{0})
+		}
+	}
+	random := map[string][]caller{}
+	for _, t := range []string{"zk", "sidecar", "nocache"} {
+		random[t] = e.callers(b, t, randomConns, all)
+	}
+	// Warm every target up once, uncounted.
+	for _, t := range targets {
+		for _, n := range stormConns {
+			if _, err := runStorm(ctx, single[t][n], stormWarm, 0); err != nil {
+				b.Fatalf("%s at %d connections: %v", t, n, err)
+			}
+		}
+	}
+	for t, callers := range random {
+		if _, err := runStorm(ctx, callers, stormWarm, 0); err != nil {
+			b.Fatalf("%s on random ids: %v", t, err)
+		}
+	}
+	// Each target's load is cut into slices interleaved with the other
+	// targets', in rotating order, so that a change in the machine's load
+	// (it is shared) weighs on every target alike.
+	slice := stormRound / stormSlices
+	b.ResetTimer()
+	for round := range b.N {
+		for _, n := range stormConns {
+			for sl := range stormSlices {
+				for k := range targets {
+					t := targets[(k+sl+round)%len(targets)]
+					r, err := runStorm(ctx, single[t][n], 0, slice)
+					if err != nil {
+						b.Fatalf("%s at %d connections: %v", t, n, err)
+					}
+					merge(t, n, r)
+				}
+			}
+		}
+		rt := []string{"zk", "sidecar", "nocache"}
+		for sl := range stormSlices {
+			for k := range rt {
+				t := rt[(k+sl+round)%len(rt)]
+				r, err := runStorm(ctx, random[t], 0, slice)
+				if err != nil {
+					b.Fatalf("%s on random ids: %v", t, err)
+				}
+				merge(t+"-random", randomConns, r)
+			}
+		}
+	}
+	b.StopTimer()
+	for _, rs := range results {
+		for _, r := range rs {
+			slices.Sort(r.latencies)
+		}
+	}
+	var tbl strings.Builder
+	fmt.Fprintf(&tbl, "GET storm, %d CPUs (GOMAXPROCS %d), shared machine: ratios are within this run\n", runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&tbl, "%-6s %-9s %10s %9s %9s\n", "conns", "target", "req/s", "p50", "p99")
+	for _, n := range stormConns {
+		for _, t := range targets {
+			r := results[t][n]
+			fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond))
+		}
+		z, nothing, s, nc := results["zk"][n], results["nothing"][n], results["sidecar"][n], results["nocache"][n]
+		b.ReportMetric(s.rate()/nothing.rate(), fmt.Sprintf("c%d-sidecar/nothing", n))
+		b.ReportMetric(s.rate()/z.rate(), fmt.Sprintf("c%d-sidecar/zk", n))
+		b.ReportMetric(float64(s.pct(0.99))/float64(z.pct(0.99)), fmt.Sprintf("c%d-p99-sidecar/zk", n))
+		b.ReportMetric(nc.rate()/z.rate(), fmt.Sprintf("c%d-nocache/zk", n))
+		b.ReportMetric(nothing.rate()/z.rate(), fmt.Sprintf("c%d-nothing/zk", n))
+	}
+	for _, t := range []string{"zk", "sidecar", "nocache"} {
+		r := results[t+"-random"][randomConns]
+		fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond), randomIDs)
+	}
+	zr, sr, nr := results["zk-random"][randomConns], results["sidecar-random"][randomConns], results["nocache-random"][randomConns]
+	b.ReportMetric(sr.rate()/zr.rate(), "random-sidecar/zk")
+	b.ReportMetric(nr.rate()/zr.rate(), "random-nocache/zk")
+	// Printed rather than logged: go test keeps only ten lines of a
+	// benchmark's log.
+	for _, line := range strings.Split(tbl.String(), "\n") {
+		fmt.Println("storm|", line)
+	}
+}
+
+// TestGetStormWorks keeps the storm's targets honest in `make test`: each
+// answers a few GETs of the storm id, and the do-nothing server answers
+// exactly the sidecar's bytes.
+func TestGetStormWorks(t *testing.T) {
+	e := startStormEnv(t, 3, false)
+	ctx := context.Background()
+	for _, target := range strings.Fields(stormTargets) {
+		callers := e.callers(t, target, 2, []int{0, 1, 2, 3})
+		for _, c := range callers {
+			for range 5 {
+				if err := c(ctx, rand.New(rand.NewPCG(1, 2))); err != nil {
+					t.Fatalf("%s: %v", target, err)
+				}
+			}
+		}
+	}
+	c, err := wire.Dial(ctx, e.nothing, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
+	if err != nil || r.Type != wire.ResponseSuccess {
+		t.Fatal(err)
+	}
+	s, err := wire.Dial(ctx, e.sidecar, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want, err := s.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
+	if err != nil || !bytes.Equal(r.Body, want.Body) {
+		t.Fatalf("do-nothing answer %x, sidecar %x (%v)", r.Body, want.Body, err)
+	}
+}
+
+// nothingServer answers every request frame with one SUCCESS frame whose
+// body is fixed, copying only the request id. It reads a frame's length,
+// skips its bytes and decodes nothing else.
+type nothingServer struct {
+	ln   net.Listener
+	body []byte
+	wg   sync.WaitGroup
+}
+
+func listenNothing(body []byte) (*nothingServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &nothingServer{ln: ln, body: body}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+func (s *nothingServer) close() { s.ln.Close(); s.wg.Wait() }
+
+func (s *nothingServer) addr() string { return s.ln.Addr().String() }
+
+func (s *nothingServer) accept() {
+	defer s.wg.Done()
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		go s.serve(conn)
+	}
+}
+
+func (s *nothingServer) serve(conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReaderSize(conn, 64<<10)
+	// The answer: length, SUCCESS, request id (patched), body.
+	resp := wire.AppendSuccess(nil, 0, s.body)
+	var hdr [12]byte // length, api key, api version, request id
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return
+		}
+		n := int(binary.BigEndian.Uint32(hdr[:4]))
+		if n < 8 {
+			return
+		}
+		if _, err := r.Discard(n - 8); err != nil {
+			return
+		}
+		copy(resp[5:9], hdr[8:12])
+		if _, err := conn.Write(resp); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package snapcache
+
+import (
+	"context"
+
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
+)
+
+// snapshots is the SnapshotStore decorator.
+type snapshots struct{ c *Cache }
+
+// snapFlight is one znode read in flight, shared by the readers that
+// arrived while it was.
+type snapFlight struct {
+	done chan struct{}
+	// set before the read, read under Cache.mu
+	epoch    uint64
+	watching bool
+	// invalidated: a notification or write for the id arrived while the
+	// read was in flight (under Cache.mu)
+	invalidated bool
+	// the reply, written before done is closed
+	snap  offsets.Snapshot
+	inc   offsets.Incarnation
+	found bool
+	err   error
+}
+
+func (s snapshots) CheckSnapshot(producerID string, snap offsets.Snapshot) error {
+	return s.c.inner.CheckSnapshot(producerID, snap)
+}
+
+// GetSnapshot serves the znode from memory when it is cached, else shares a
+// read already in flight that started before any notification for the id,
+// else reads it.
+func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	c := s.c
+	k := key{name: producerID}
+	for {
+		c.mu.Lock()
+		if e, ok := c.getLocked(k); ok {
+			c.mu.Unlock()
+			c.hits.Add(1)
+			return copySnapshot(e.snap), e.inc, e.found, nil
+		}
+		f, joined := c.snapFlights[producerID]
+		if !joined {
+			f = &snapFlight{done: make(chan struct{}), epoch: c.epoch, watching: c.watching}
+			c.snapFlights[producerID] = f
+		}
+		c.mu.Unlock()
+
+		if !joined {
+			c.misses.Add(1)
+			snap, inc, found, err := c.inner.GetSnapshot(ctx, producerID)
+			c.mu.Lock()
+			if c.snapFlights[producerID] == f {
+				delete(c.snapFlights, producerID)
+			}
+			if err == nil && f.watching && !f.invalidated && f.epoch == c.epoch {
+				c.putLocked(&entry{key: k, size: snapSize(producerID, snap), snap: snap, inc: inc, found: found})
+			}
+			c.mu.Unlock()
+			f.snap, f.inc, f.found, f.err = snap, inc, found, err
+			close(f.done)
+			return copySnapshot(snap), inc, found, err
+		}
+
+		c.shared.Add(1)
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return offsets.Snapshot{}, offsets.Incarnation{}, false,
+				storeerr.New(storeerr.ErrTimeout, false, ctx.Err())
+		}
+		if f.err != nil && retryable(f.err) && ctx.Err() == nil {
+			continue // the reader that sent it gave up; read again
+		}
+		return copySnapshot(f.snap), f.inc, f.found, f.err
+	}
+}
+
+// The writes remove the entry before they are sent (so that a read in
+// flight is not cached) and after they return (so that the next read goes
+// to ZooKeeper), whatever the outcome: applied, not applied or unknown.
+
+func (s snapshots) CreateSnapshot(ctx context.Context, producerID string, snap offsets.Snapshot) (bool, error) {
+	s.c.invalidate(producerID)
+	defer s.c.invalidate(producerID)
+	return s.c.inner.CreateSnapshot(ctx, producerID, snap)
+}
+
+func (s snapshots) ReplaceSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation, snap offsets.Snapshot) (bool, error) {
+	s.c.invalidate(producerID)
+	defer s.c.invalidate(producerID)
+	return s.c.inner.ReplaceSnapshotIf(ctx, producerID, inc, snap)
+}
+
+func (s snapshots) DeleteSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation) (bool, error) {
+	s.c.invalidate(producerID)
+	defer s.c.invalidate(producerID)
+	return s.c.inner.DeleteSnapshotIf(ctx, producerID, inc)
+}
+
+// Sync drops every znode entry once the store has synced: the reads that
+// follow go to ZooKeeper, as the registry expects when it settles an
+// unknown outcome. Notifications would already have removed every entry
+// that changed; dropping them all costs one read per id, and Sync is rare.
+func (s snapshots) Sync(ctx context.Context) error {
+	err := s.c.inner.Sync(ctx)
+	s.c.mu.Lock()
+	s.c.dropZnodesLocked()
+	s.c.mu.Unlock()
+	s.c.drops.Add(1)
+	return err
+}
+
+func (s snapshots) ListProducerIDs(ctx context.Context) ([]string, error) {
+	return s.c.inner.ListProducerIDs(ctx)
+}
+
+// files is the FileStore decorator.
+type files struct{ c *Cache }
+
+type fileFlight struct {
+	done        chan struct{}
+	invalidated bool // a delete through the cache started meanwhile
+	t           offsets.TableOffsets
+	err         error
+}
+
+func (f files) PlannedPath(producerID string, tableID int64) string {
+	return f.c.innerFiles.PlannedPath(producerID, tableID)
+}
+
+func (f files) WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error) {
+	return f.c.innerFiles.WriteOffsets(ctx, producerID, t)
+}
+
+// ReadOffsets serves a file from memory when it is cached. A file's content
+// never changes, so it stays cached until evicted or deleted through the
+// cache. Errors are never cached. The returned Buckets are shared: callers
+// must not modify them.
+func (f files) ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error) {
+	c := f.c
+	k := key{file: true, name: path}
+	for {
+		c.mu.Lock()
+		if e, ok := c.getLocked(k); ok {
+			c.mu.Unlock()
+			c.hits.Add(1)
+			return e.file, nil
+		}
+		fl, joined := c.fileFlights[path]
+		if !joined {
+			fl = &fileFlight{done: make(chan struct{})}
+			c.fileFlights[path] = fl
+		}
+		c.mu.Unlock()
+
+		if !joined {
+			c.misses.Add(1)
+			t, err := c.innerFiles.ReadOffsets(ctx, path)
+			c.mu.Lock()
+			if c.fileFlights[path] == fl {
+				delete(c.fileFlights, path)
+			}
+			if err == nil && !fl.invalidated {
+				c.putLocked(&entry{key: k, size: fileSize(path, t), file: t})
+			}
+			c.mu.Unlock()
+			fl.t, fl.err = t, err
+			close(fl.done)
+			return t, err
+		}
+
+		c.shared.Add(1)
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return offsets.TableOffsets{}, storeerr.New(storeerr.ErrTimeout, false, ctx.Err())
+		}
+		if fl.err != nil && retryable(fl.err) && ctx.Err() == nil {
+			continue
+		}
+		return fl.t, fl.err
+	}
+}
+
+// DeleteOffsets forgets the file, then deletes it.
+func (f files) DeleteOffsets(ctx context.Context, path string) error {
+	f.c.forgetFile(path)
+	defer f.c.forgetFile(path)
+	return f.c.innerFiles.DeleteOffsets(ctx, path)
+}
+
+func (c *Cache) forgetFile(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key{file: true, name: path}]; ok {
+		c.removeLocked(el)
+		c.invalidations.Add(1)
+	}
+	if fl, ok := c.fileFlights[path]; ok {
+		fl.invalidated = true
+		delete(c.fileFlights, path)
+	}
+}

@@ -1,0 +1,120 @@
+package zk
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	gozk "github.com/go-zookeeper/zk"
+)
+
+// TestPersistentRecursiveWatch sets the watch on a path that does not exist
+// yet; another client's creation, change and deletion of a znode below it
+// reach the OnEvent listener in order, with full paths.
+func TestPersistentRecursiveWatch(t *testing.T) {
+	ctx := testCtx(t)
+	c := newClient(t)
+	events := make(chan Event, 16)
+	unregister := c.OnEvent(func(ev Event) {
+		if ev.Type != EventSession {
+			events <- ev
+		}
+	})
+	defer unregister()
+	if err := c.AddPersistentRecursiveWatch(ctx, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawConn(t, zkAddr)
+	acl := gozk.WorldACL(gozk.PermAll)
+	full := c.FullPath("/w")
+	for _, p := range []string{c.Root(), full} {
+		if _, err := raw.Create(p, nil, 0, acl); err != nil && err != gozk.ErrNodeExists {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.Create(full+"/a", []byte("1"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Set(full+"/a", []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Delete(full+"/a", -1); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		typ  gozk.EventType
+		path string
+	}{
+		{EventNodeCreated, full}, // the watched path itself
+		{EventNodeCreated, full + "/a"},
+		{EventNodeDataChanged, full + "/a"},
+		{EventNodeDeleted, full + "/a"},
+	}
+	for _, w := range want {
+		select {
+		case ev := <-events:
+			if ev.Type != w.typ || ev.Path != w.path {
+				t.Fatalf("event %v %s, want %v %s", ev.Type, ev.Path, w.typ, w.path)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no event %v %s", w.typ, w.path)
+		}
+	}
+}
+
+// TestOnEventBeforeReply: a notification for a change that another client
+// made before this client's sync is delivered to the listener before the
+// sync returns, which is the ordering the snapshot cache relies on.
+func TestOnEventBeforeReply(t *testing.T) {
+	ctx := testCtx(t)
+	c := newClient(t)
+	seen := make(chan string, 16)
+	defer c.OnEvent(func(ev Event) {
+		if ev.Type == EventNodeDataChanged {
+			seen <- ev.Path
+		}
+	})()
+	if _, err := c.Create(ctx, "/w/x", []byte("1"), Persistent); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddPersistentRecursiveWatch(ctx, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawConn(t, zkAddr)
+	for i := range 20 {
+		if _, err := raw.Set(c.FullPath("/w/x"), []byte{byte(i)}, -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.sync(ctx, "/w"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-seen:
+		default:
+			t.Fatalf("change %d: sync returned before the notification was delivered", i)
+		}
+	}
+}
+
+// TestGoZookeeperVersionPinned: AddPersistentRecursiveWatch reaches into
+// go-zookeeper's unexported (*Conn).request, whose signature is checked
+// only for v1.0.4. An upgrade must check it again (and update this test).
+func TestGoZookeeperVersionPinned(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version string
+	for _, line := range strings.Split(string(mod), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "github.com/go-zookeeper/zk" {
+			version = f[1]
+		}
+		if len(f) >= 2 && f[0] == "replace" && f[1] == "github.com/go-zookeeper/zk" {
+			t.Fatalf("go-zookeeper is replaced (%s): check connRequest's signature in zk/watch.go", line)
+		}
+	}
+	if version != "v1.0.4" {
+		t.Fatalf("go-zookeeper is %q: check connRequest's signature against (*Conn).request in zk/watch.go", version)
+	}
+}
