@@ -15,6 +15,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -47,8 +48,14 @@ func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 	}
 	t.Cleanup(func() { files.Close() })
 	store := zk.NewProducerStore(zc)
+	// As in a running sidecar, reads go through the snapshot cache.
+	cache, err := snapcache.New(ctx, snapcache.Config{Watcher: zc, Snapshots: store, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cache.Close)
 	reg, err := producer.New(producer.Config{
-		Snapshots: store, Files: files,
+		Snapshots: cache.Snapshots(), Files: cache.Files(),
 		IsNotFound:    func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
 		SettleTimeout: 20 * time.Second,
 	})
