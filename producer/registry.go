@@ -68,6 +68,12 @@ type FileStore interface {
 	DeleteOffsets(ctx context.Context, path string) error
 }
 
+// CachedFiles is implemented by a FileStore that can answer some reads from
+// memory, at once and without I/O (snapcache does).
+type CachedFiles interface {
+	CachedOffsets(path string) (offsets.TableOffsets, bool)
+}
+
 // Result is the outcome of a register, with Fluss's wire values.
 type Result int32
 
@@ -411,6 +417,19 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 // keep the order of refs.
 func (r *Registry) readFiles(ctx context.Context, refs []offsets.FileRef) (tables []offsets.TableOffsets, missing string, err error) {
 	tables = make([]offsets.TableOffsets, len(refs))
+	if cached, ok := r.files.(CachedFiles); ok {
+		// The common case of a recovery GET storm: every file in memory.
+		// Reading them inline spares a goroutine and a context per file.
+		all := true
+		for i, ref := range refs {
+			if tables[i], all = cached.CachedOffsets(ref.OffsetsPath); !all {
+				break
+			}
+		}
+		if all {
+			return tables, "", nil
+		}
+	}
 	var missingOnce sync.Once
 	err = forEach(ctx, len(refs), r.fileConcurrency, func(ctx context.Context, i int) error {
 		t, err := r.files.ReadOffsets(ctx, refs[i].OffsetsPath)

@@ -557,8 +557,21 @@ func TestFilesCachedByPath(t *testing.T) {
 	if st := f.cache.Stats(); st.Misses != 1 || st.Hits != 2 {
 		t.Fatalf("stats %+v", st)
 	}
+	cached, ok := fs.(producer.CachedFiles)
+	if !ok {
+		t.Fatal("the cache's file store does not offer cached reads")
+	}
+	if got, hit := cached.CachedOffsets(path); !hit || got.Buckets[0].LogEndOffset != 9 {
+		t.Fatalf("cached read: %+v %v", got, hit)
+	}
+	if _, hit := cached.CachedOffsets(path + "-other"); hit {
+		t.Fatal("a file never read is reported cached")
+	}
 	if err := fs.DeleteOffsets(ctx, path); err != nil {
 		t.Fatal(err)
+	}
+	if _, hit := cached.CachedOffsets(path); hit {
+		t.Fatal("a deleted file is still cached")
 	}
 	if _, err := fs.ReadOffsets(ctx, path); !errors.Is(err, remote.ErrNotFound) {
 		t.Fatalf("after delete: %v", err)

@@ -207,3 +207,17 @@ func (c *Cache) forgetFile(path string) {
 		delete(c.fileFlights, path)
 	}
 }
+
+// CachedOffsets returns a file's content if it is cached, without any I/O
+// or waiting (producer.CachedFiles). The returned Buckets are shared.
+func (f files) CachedOffsets(path string) (offsets.TableOffsets, bool) {
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.getLocked(key{file: true, name: path})
+	if !ok {
+		return offsets.TableOffsets{}, false
+	}
+	c.hits.Add(1)
+	return e.file, true
+}
