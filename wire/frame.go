@@ -24,7 +24,7 @@ const (
 	requestHeaderSize    = 8 // api_key, api_version, request_id
 	responseHeaderSize   = 5 // type, request_id
 	maxMessageLen        = 2048
-	initialReadChunkSize = 1 << 20
+	initialReadChunkSize = 64 << 10
 )
 
 // RequestHeader is the 8-byte header that starts every request payload.
@@ -164,14 +164,34 @@ func ReadFrame(r io.Reader, maxFrameSize int32) ([]byte, error) {
 	if _, err := io.ReadFull(r, lb[:]); err != nil {
 		return nil, err
 	}
+	n, err := checkLength(lb, maxFrameSize)
+	if err != nil {
+		return nil, err
+	}
+	return readPayload(r, n)
+}
+
+// checkLength decodes a length field and refuses a negative one or one
+// above maxFrameSize-4 (maxFrameSize <= 0 means DefaultMaxFrameSize).
+func checkLength(lb [lengthFieldSize]byte, maxFrameSize int32) (int32, error) {
+	if maxFrameSize <= 0 {
+		maxFrameSize = DefaultMaxFrameSize
+	}
 	n := int32(binary.BigEndian.Uint32(lb[:]))
 	limit := int64(maxFrameSize) - lengthFieldSize
 	if n < 0 {
-		return nil, &FrameError{Kind: FrameNegativeLength, Length: int64(n), Hint: sniff(lb)}
+		return 0, &FrameError{Kind: FrameNegativeLength, Length: int64(n), Hint: sniff(lb)}
 	}
 	if int64(n) > limit {
-		return nil, &FrameError{Kind: FrameTooLarge, Length: int64(n), Limit: limit, Hint: sniff(lb)}
+		return 0, &FrameError{Kind: FrameTooLarge, Length: int64(n), Limit: limit, Hint: sniff(lb)}
 	}
+	return n, nil
+}
+
+// readPayload reads the n payload bytes of a frame whose length field has
+// been read. The buffer starts at initialReadChunkSize at most and doubles
+// as bytes arrive, so a length claim alone never allocates more than that.
+func readPayload(r io.Reader, n int32) ([]byte, error) {
 	if n <= initialReadChunkSize {
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
@@ -179,7 +199,6 @@ func ReadFrame(r io.Reader, maxFrameSize int32) ([]byte, error) {
 		}
 		return buf, nil
 	}
-	// Large frame: grow the buffer as data arrives.
 	buf := make([]byte, 0, initialReadChunkSize)
 	for len(buf) < int(n) {
 		if len(buf) == cap(buf) {

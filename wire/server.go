@@ -25,6 +25,7 @@ const (
 	DefaultMaxInFlightPerConn = 1024
 	DefaultIdleTimeout        = 10 * time.Minute
 	DefaultDrainTimeout       = 30 * time.Second
+	DefaultMaxConns           = 1024
 )
 
 // ErrServerClosed is returned by Serve when it is called after Close.
@@ -48,8 +49,12 @@ type ServerConfig struct {
 	// connection until one finishes. Default DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
 	// MaxConns bounds open connections; a connection accepted beyond it is
-	// closed at once. 0 means unlimited.
+	// closed at once. Default DefaultMaxConns.
 	MaxConns int
+	// Budget bounds the request bytes held in memory across every
+	// connection (see Budget); several servers may share one. Nil gives
+	// this server a budget of DefaultRequestBudget bytes of its own.
+	Budget *Budget
 	// IdleTimeout closes a connection that has sent nothing for this long
 	// while no request of it is in flight. It also bounds how long one
 	// response write may block. Default DefaultIdleTimeout.
@@ -118,6 +123,12 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.Budget == nil {
+		c.Budget = NewBudget(DefaultRequestBudget)
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -349,6 +360,13 @@ type serverConn struct {
 
 	ctx    context.Context // cancelled when the connection closes
 	cancel context.CancelFunc
+	// readCtx is cancelled when the connection drains or closes; the
+	// reader waits for room in the budget under it.
+	readCtx    context.Context
+	readCancel context.CancelFunc
+
+	chargeMu sync.Mutex
+	charges  map[int32][]int64 // budget charges of forwarded requests
 
 	w          *sockWriter
 	writerStop chan struct{}
@@ -371,10 +389,14 @@ type serverConn struct {
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	id := s.nextConnID.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
+	readCtx, readCancel := context.WithCancel(ctx)
 	c := &serverConn{
-		srv: s,
-		nc:  nc,
-		br:  bufio.NewReaderSize(nc, 64<<10),
+		readCtx:    readCtx,
+		readCancel: readCancel,
+		charges:    map[int32][]int64{},
+		srv:        s,
+		nc:         nc,
+		br:         bufio.NewReaderSize(nc, 64<<10),
 		sess: &Session{
 			ConnID:       id,
 			RemoteAddr:   nc.RemoteAddr(),
@@ -428,6 +450,7 @@ func (c *serverConn) closeConn() {
 // drain stops reading new requests; in-flight ones still get answered.
 func (c *serverConn) drain() {
 	c.draining.Store(true)
+	c.readCancel()
 	c.nc.SetReadDeadline(time.Now())
 }
 
@@ -493,16 +516,21 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		if !c.setReadDeadline() {
 			return true
 		}
-		payload, err := ReadFrame(c.br, c.srv.cfg.MaxFrameSize)
+		payload, charge, err := c.readRequest()
 		if err == nil {
 			var h RequestHeader
 			var body []byte
 			if h, body, err = ParseRequest(payload); err == nil {
-				if !c.start(h, body) {
+				if !c.start(h, body, charge) {
+					c.srv.cfg.Budget.Release(charge)
 					return false
 				}
 				continue
 			}
+			c.srv.cfg.Budget.Release(charge)
+		}
+		if errors.Is(err, errStopReading) {
+			return c.draining.Load()
 		}
 		var fe *FrameError
 		if errors.As(err, &fe) {
@@ -515,6 +543,77 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		c.logReadEnd(err)
 		return c.draining.Load() && isTimeout(err)
 	}
+}
+
+// errStopReading reports that the reader gave up waiting for room in the
+// budget because the connection is draining or closing.
+var errStopReading = errors.New("wire: stopped reading")
+
+// readRequest reads one frame's payload, reserving its length in the
+// server's budget before reading the body; the caller releases charge once
+// the request is answered. While the reservation does not fit, the
+// connection reads nothing more (backpressure), after handing the Forward
+// hook's held-back requests on so that their answers can free room.
+func (c *serverConn) readRequest() (payload []byte, charge int64, err error) {
+	lb, err := c.br.Peek(lengthFieldSize)
+	if err != nil {
+		return nil, 0, unexpected(err)
+	}
+	n, err := checkLength([lengthFieldSize]byte(lb), c.srv.cfg.MaxFrameSize)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := c.srv.cfg.Budget
+	charge = int64(n)
+	if !b.TryAcquire(charge) {
+		c.flushForwarded()
+		c.log.Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
+		if err := b.Acquire(c.readCtx, charge); err != nil {
+			return nil, 0, errStopReading
+		}
+		if !c.setReadDeadline() {
+			b.Release(charge)
+			return nil, 0, errStopReading
+		}
+	}
+	c.br.Discard(lengthFieldSize)
+	payload, err = readPayload(c.br, n)
+	if err != nil {
+		b.Release(charge)
+		return nil, 0, err
+	}
+	return payload, charge, nil
+}
+
+// holdCharge records the budget charge of a request offered to the Forward
+// hook, to be released when it is answered.
+func (c *serverConn) holdCharge(id int32, charge int64) {
+	c.chargeMu.Lock()
+	c.charges[id] = append(c.charges[id], charge)
+	c.chargeMu.Unlock()
+}
+
+// releaseCharge releases the oldest charge recorded for request id. A
+// client may reuse an id while it is in flight; the totals still match.
+func (c *serverConn) releaseCharge(id int32) {
+	c.srv.cfg.Budget.Release(c.takeCharge(id))
+}
+
+// takeCharge removes and returns the oldest charge recorded for id.
+func (c *serverConn) takeCharge(id int32) int64 {
+	c.chargeMu.Lock()
+	q := c.charges[id]
+	var n int64
+	if len(q) > 0 {
+		n = q[0]
+		if len(q) == 1 {
+			delete(c.charges, id)
+		} else {
+			c.charges[id] = q[1:]
+		}
+	}
+	c.chargeMu.Unlock()
+	return n
 }
 
 func (c *serverConn) logReadEnd(err error) {
@@ -539,7 +638,7 @@ func isTimeout(err error) bool {
 // goroutine through the Forward hook when it takes the request, else on its
 // own goroutine. It reports false if the connection died while waiting for a
 // slot.
-func (c *serverConn) start(h RequestHeader, body []byte) bool {
+func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
 	select {
 	case c.sem <- struct{}{}:
 	default:
@@ -562,7 +661,13 @@ func (c *serverConn) start(h RequestHeader, body []byte) bool {
 			// returns. Untracked requests are finished here or not at all.
 			tracked := c.tracking() && c.track(tr)
 			var frame []byte
-			if frame, gated = c.offer(h, body); frame != nil {
+			c.holdCharge(h.RequestID, charge)
+			frame, gated = c.offer(h, body)
+			if frame != nil || gated {
+				c.takeCharge(h.RequestID) // not taken: charge stays with this request
+			}
+			if frame != nil {
+				c.srv.cfg.Budget.Release(charge)
 				if tracked {
 					c.untrack(h.RequestID)
 				}
@@ -587,6 +692,7 @@ func (c *serverConn) start(h RequestHeader, body []byte) bool {
 	go func() {
 		defer c.done()
 		frame := c.process(h, body, gated, &tr)
+		c.srv.cfg.Budget.Release(charge)
 		// Counted and logged before the client can see the answer.
 		c.finishFrame(tr, frame)
 		c.send(frame)
@@ -676,6 +782,7 @@ func (r *Replier) Queue(requestID int32, t ResponseType, body []byte) {
 func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start bool) {
 	c := r.c
 	defer c.done()
+	c.releaseCharge(requestID)
 	if tr, ok := c.untrack(requestID); ok {
 		c.finish(tr, t, body, true)
 	}
@@ -709,6 +816,7 @@ func (r *Replier) Flush() { r.c.w.start() }
 func (r *Replier) ReplyError(requestID int32, err error) {
 	c := r.c
 	defer c.done()
+	c.releaseCharge(requestID)
 	frame := c.errorFrame(RequestHeader{RequestID: requestID}, err)
 	if tr, ok := c.untrack(requestID); ok {
 		c.finishFrame(tr, frame)
