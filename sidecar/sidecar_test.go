@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -157,6 +158,21 @@ func TestGoldenFrames(t *testing.T) {
 	}
 	if got, want := readFrame(t, nc), golden(t, "error_63_response"); !bytes.Equal(got, want) {
 		t.Fatalf("error 63:\n got % x\nwant % x", got, want)
+	}
+}
+
+// TestMetadataNodeHasNoListeners pins the GET_METADATA answer: each
+// PbServerNode carries node id, host and port only, as a coordinator's
+// answer to clients does; listeners (field 4) would reveal every listener's
+// address, the internal one included.
+func TestMetadataNodeHasNoListeners(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{advertise: &config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 9123}})
+	nc := ts.rawConn(t)
+	if _, err := nc.Write(golden(t, "metadata_request_empty")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFrame(t, nc), golden(t, "metadata_response"); !bytes.Equal(got, want) {
+		t.Fatalf("metadata:\n got % x\nwant % x", got, want)
 	}
 }
 

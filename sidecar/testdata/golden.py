@@ -71,6 +71,11 @@ def table(table_id, buckets):
     return f_varint(1, table_id) + b"".join(f_bytes(2, b) for b in buckets)
 
 
+# PbServerNode: 1 node_id, 2 host, 3 port (4 listeners and 5 rack left out)
+def server_node(node_id, host, port):
+    return f_varint(1, node_id) + f_bytes(2, host) + f_varint(3, port)
+
+
 EXPIRATION = 1735538268000 + 24 * 3600 * 1000  # the tests' clock + 24h
 
 frames = {
@@ -96,6 +101,11 @@ frames = {
     "delete_request": request(1055, 0, 3, f_bytes(1, "job-1")),
     "delete_response": success(3, b""),
     "metadata_request_empty": request(1012, 0, 4, b""),
+    # GET_METADATA answer for request 4 from node 0 advertised at
+    # 127.0.0.1:9123: PbServerNode carries node_id, host and port only (no
+    # listeners, field 4), as a coordinator's answer to clients.
+    "metadata_response": success(4, f_bytes(1, server_node(0, "127.0.0.1", 9123))
+                                 + f_bytes(2, server_node(0, "127.0.0.1", 9123))),
 }
 
 if __name__ == "__main__":
