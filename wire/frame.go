@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 
@@ -321,11 +322,13 @@ func AppendServerFailure(dst []byte, code flusserr.Code, message string) []byte 
 }
 
 // AppendErrorResponse appends the encoded ErrorResponse message for code and
-// message to dst, omitting error_message when message is empty.
+// message to dst, omitting error_message when message is empty. The message
+// is sent as valid UTF-8 of at most 2048 bytes (see truncate), whatever the
+// caller passed.
 func AppendErrorResponse(dst []byte, code flusserr.Code, message string) []byte {
 	m := &messages.ErrorResponse{ErrorCode: proto.Int32(int32(code))}
 	if message != "" {
-		m.ErrorMessage = proto.String(message)
+		m.ErrorMessage = proto.String(truncate(message))
 	}
 	out, err := proto.MarshalOptions{}.MarshalAppend(dst, m)
 	if err != nil {
@@ -347,15 +350,18 @@ func DecodeError(body []byte) error {
 	return &flusserr.Error{Code: flusserr.Code(m.GetErrorCode()), Message: m.GetErrorMessage()}
 }
 
-// truncate cuts s to at most maxMessageLen bytes without splitting a UTF-8
-// sequence.
+// truncate makes s fit in an error_message: valid UTF-8 (ill-formed bytes
+// become U+FFFD) and at most maxMessageLen bytes, a longer text being cut at
+// a character boundary and ended by its full length.
 func truncate(s string) string {
+	s = flusserr.ValidUTF8(s)
 	if len(s) <= maxMessageLen {
 		return s
 	}
-	cut := maxMessageLen
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
+	suffix := fmt.Sprintf("... (%d bytes in all)", len(s))
+	cut := maxMessageLen - len(suffix)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut]
+	return s[:cut] + suffix
 }

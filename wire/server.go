@@ -882,11 +882,11 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 				api, h.APIVersion, api.MinVersion, api.MaxVersion))
 	}
 	req := api.NewRequest()
-	if err := proto.Unmarshal(body, req); err != nil {
+	if problem, err := decodeRequest(body, req); problem != "" {
 		c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
 		return AppendError(nil, h.RequestID, flusserr.CorruptMessage,
-			truncate(fmt.Sprintf("Failed to decode %s for %v version %d: %v",
-				req.ProtoReflect().Descriptor().Name(), api, h.APIVersion, err)))
+			fmt.Sprintf("Failed to decode %s of %v version %d: %s",
+				req.ProtoReflect().Descriptor().Name(), api, h.APIVersion, problem))
 	}
 	tr.producerID = producerIDOf(req)
 	resp, err := api.Handle(c.ctx, c.sess, req)

@@ -72,7 +72,8 @@ func TestServerAnswers(t *testing.T) {
 			wantMsg: []string{"boom"}},
 		{name: "long error is cut", key: keyFail, body: fail("long"), wantType: ResponseError, wantCode: -1,
 			check: func(t *testing.T, body []byte) {
-				if msg := decodeErrorResponse(t, body).GetErrorMessage(); len(msg) > maxMessageLen || len(msg) < maxMessageLen-4 {
+				if msg := decodeErrorResponse(t, body).GetErrorMessage(); len(msg) > maxMessageLen || len(msg) < maxMessageLen-4 ||
+					!strings.HasSuffix(msg, "... (6000 bytes in all)") {
 					t.Fatalf("message length %d", len(msg))
 				}
 			}},
