@@ -31,6 +31,10 @@ const (
 // ErrServerClosed is returned by Serve when it is called after Close.
 var ErrServerClosed = errors.New("wire: server closed")
 
+// ErrDrainTimeout is returned (possibly joined with other errors) by Close
+// when requests were still in flight after DrainTimeout and were cut.
+var ErrDrainTimeout = errors.New("wire: drain timed out; requests in flight were cancelled")
+
 // ServerConfig configures a Server. Zero values take the documented
 // defaults.
 type ServerConfig struct {
@@ -253,7 +257,8 @@ func (s *Server) isClosing() bool {
 // DrainTimeout while reading no new ones, then cancels what is left and
 // closes every connection. It is idempotent and safe to call concurrently;
 // every call returns after the shutdown has finished. A handler that ignores
-// its context may outlive Close.
+// its context may outlive Close. The error wraps ErrDrainTimeout when
+// requests were cut.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -292,6 +297,7 @@ func (s *Server) Close() error {
 			for _, c := range conns {
 				c.abort()
 			}
+			errs = append(errs, ErrDrainTimeout)
 		}
 		s.closeErr = errors.Join(errs...)
 		close(s.done)

@@ -582,8 +582,8 @@ func TestCloseDrainTimeout(t *testing.T) {
 	call := make(chan error, 1)
 	go func() { call <- c.Call(testCtx(t), keyCtx, 0, echoReq("x"), nil) }()
 	<-ctl.ctxStarted
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
+	if err := srv.Close(); !errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("Close after cutting a request: %v, want ErrDrainTimeout", err)
 	}
 	if err := <-ctl.ctxDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("handler ctx err = %v", err)
