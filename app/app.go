@@ -97,6 +97,9 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
 	}
 	a.files = files
+	if err := checkStorage(ctx, files, s.RemoteDataDir, s.StorageStartChecks, sleepContext, log); err != nil {
+		return nil, err
+	}
 	snapshots, counted := instrument(zk.NewProducerStore(zc), files, o.storageObserver())
 	// The cache goes in front of the counted stores: the storage metrics
 	// count what reaches ZooKeeper and remote storage.
@@ -173,6 +176,13 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
+	// One budget for every listener: request bytes in memory are bounded
+	// server-wide, not per listener.
+	budgetSize := s.MaxQueuedRequestBytes
+	if budgetSize <= 0 {
+		budgetSize = wire.DefaultRequestBudget
+	}
+	budget := wire.NewBudget(budgetSize)
 	var upstream proxy.UpstreamSource
 	if s.Mode == ModeProxy {
 		upstream, err = a.startUpstream(runCtx, s, zc, log)
@@ -187,6 +197,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			MaxFrameSize:       int32(s.MaxRequestSize),
 			MaxInFlightPerConn: s.MaxInFlightPerConn,
 			MaxConns:           s.MaxConnections,
+			Budget:             budget,
 			IdleTimeout:        s.IdleTimeout,
 			DrainTimeout:       s.ShutdownDrainTimeout,
 			ListenerName:       a.addrs[i].Name,

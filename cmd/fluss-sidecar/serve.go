@@ -33,6 +33,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	log := app.NewLogger("fluss-sidecar", settings.LogLevel, settings.Ops.LogFormat, stderr)
 	app.LogStartup(log, cfg, settings)
+	for _, w := range app.CheckKeys(cfg) {
+		log.Warn(w)
+	}
 	ctx, stop := signalContext(log)
 	defer stop()
 	a, err := app.Start(ctx, settings, app.Options{Logger: log})
