@@ -183,6 +183,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		budgetSize = wire.DefaultRequestBudget
 	}
 	budget := wire.NewBudget(budgetSize)
+	budget.SetOnDrained(largeRequest, giveMemoryBack(log))
 	var upstream proxy.UpstreamSource
 	if s.Mode == ModeProxy {
 		upstream, err = a.startUpstream(runCtx, s, zc, log)

@@ -30,6 +30,41 @@ type Budget struct {
 	mu      sync.Mutex
 	used    int64
 	waiters map[*budgetWaiter]struct{}
+
+	// onDrained runs when the reservations fall to zero after one of at
+	// least drainedThreshold bytes; see SetOnDrained.
+	onDrained        func()
+	drainedThreshold int64
+	bigSeen          bool
+	drainedRunning   bool
+}
+
+// SetOnDrained makes f run, on a goroutine of its own and never twice at
+// once, whenever the reservations fall to zero after one of at least
+// threshold bytes was made since the last run. A server uses it to give
+// memory back to the operating system after a large request rather than
+// keep it until the next periodic garbage collection. Call it before the
+// budget is used.
+func (b *Budget) SetOnDrained(threshold int64, f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.onDrained, b.drainedThreshold = f, threshold
+}
+
+// NoteLarge records that a request used about n bytes besides its
+// reservation (a large response, say), so that SetOnDrained's function
+// runs once the reservations fall to zero, as after a large reservation.
+func (b *Budget) NoteLarge(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noteLocked(n)
+}
+
+// noteLocked records a reservation of n bytes.
+func (b *Budget) noteLocked(n int64) {
+	if b.onDrained != nil && n >= b.drainedThreshold {
+		b.bigSeen = true
+	}
 }
 
 type budgetWaiter struct {
@@ -76,6 +111,7 @@ func (b *Budget) TryAcquire(n int64) bool {
 		return false
 	}
 	b.used += n
+	b.noteLocked(n)
 	return true
 }
 
@@ -86,6 +122,7 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	b.mu.Lock()
 	if b.used+n <= b.size {
 		b.used += n
+		b.noteLocked(n)
 		b.mu.Unlock()
 		return nil
 	}
@@ -125,8 +162,19 @@ func (b *Budget) Release(n int64) {
 	for w := range b.waiters {
 		if b.used+w.n <= b.size {
 			b.used += w.n
+			b.noteLocked(w.n)
 			delete(b.waiters, w)
 			close(w.ready)
 		}
+	}
+	if b.used == 0 && b.bigSeen && !b.drainedRunning {
+		b.bigSeen, b.drainedRunning = false, true
+		f := b.onDrained
+		go func() {
+			f()
+			b.mu.Lock()
+			b.drainedRunning = false
+			b.mu.Unlock()
+		}()
 	}
 }

@@ -183,3 +183,43 @@ func TestReadFrameGrowsWithData(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetOnDrained(t *testing.T) {
+	b := NewBudget(100)
+	runs := make(chan struct{}, 10)
+	b.SetOnDrained(50, func() { runs <- struct{}{} })
+	// Small reservations never trigger it.
+	b.TryAcquire(10)
+	b.Release(10)
+	// A large one does, once everything is released.
+	b.TryAcquire(60)
+	b.TryAcquire(10)
+	b.Release(60)
+	select {
+	case <-runs:
+		t.Fatal("ran while 10 bytes were still reserved")
+	default:
+	}
+	b.Release(10)
+	select {
+	case <-runs:
+	case <-time.After(testTimeout):
+		t.Fatal("did not run after a large reservation drained")
+	}
+	// A large response noted counts like a large reservation.
+	b.TryAcquire(1)
+	b.NoteLarge(1 << 20)
+	b.Release(1)
+	select {
+	case <-runs:
+	case <-time.After(testTimeout):
+		t.Fatal("did not run after a large response")
+	}
+	b.TryAcquire(10)
+	b.Release(10)
+	select {
+	case <-runs:
+		t.Fatal("ran again without a large request")
+	case <-time.After(10 * time.Millisecond):
+	}
+}

@@ -7,7 +7,23 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
+
+// DecodeBody decodes a request body of api at version into req. A body that
+// does not decode gives a CORRUPT_MESSAGE *flusserr.Error whose message
+// names the Fluss message and the field in plain words, e.g. "Failed to
+// decode GetProducerOffsetsRequest of GET_PRODUCER_OFFSETS(1054) version 0:
+// required field producer_id is missing".
+func DecodeBody(api API, version int16, body []byte, req proto.Message) error {
+	problem, _ := decodeRequest(body, req)
+	if problem == "" {
+		return nil
+	}
+	return flusserr.New(flusserr.CorruptMessage, fmt.Sprintf("Failed to decode %s of %v version %d: %s",
+		req.ProtoReflect().Descriptor().Name(), api, version, problem))
+}
 
 // decodeRequest decodes body into req. On failure it returns a message for
 // the client that names the Fluss message and the field in plain words,

@@ -695,15 +695,21 @@ func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
 			}
 		}
 	}
-	go func() {
-		defer c.done()
-		frame := c.process(h, body, gated, &tr)
-		c.srv.cfg.Budget.Release(charge)
-		// Counted and logged before the client can see the answer.
-		c.finishFrame(tr, frame)
-		c.send(frame)
-	}()
+	go c.serve(h, body, gated, charge, tr)
 	return true
+}
+
+// serve answers one request on its own goroutine. A method rather than a
+// closure, so that the request's bytes are garbage once the handler has
+// decoded them instead of living as long as the goroutine.
+func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int64, tr reqTrace) {
+	defer c.done()
+	frame := c.process(h, body, gated, &tr)
+	c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
+	c.srv.cfg.Budget.Release(charge)
+	// Counted and logged before the client can see the answer.
+	c.finishFrame(tr, frame)
+	c.send(frame)
 }
 
 // offer runs the Gate and the Forward hook on the reader goroutine. It
@@ -887,15 +893,20 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
 				api, h.APIVersion, api.MinVersion, api.MaxVersion))
 	}
-	req := api.NewRequest()
-	if problem, err := decodeRequest(body, req); problem != "" {
-		c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
-		return AppendError(nil, h.RequestID, flusserr.CorruptMessage,
-			fmt.Sprintf("Failed to decode %s of %v version %d: %s",
-				req.ProtoReflect().Descriptor().Name(), api, h.APIVersion, problem))
+	var resp proto.Message
+	var err error
+	if api.HandleRaw != nil {
+		tr.producerID = rawProducerID(api, body)
+		resp, err = api.HandleRaw(c.ctx, c.sess, h.APIVersion, body)
+	} else {
+		req := api.NewRequest()
+		if err := DecodeBody(api, h.APIVersion, body, req); err != nil {
+			c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+			return c.errorFrame(h, err)
+		}
+		tr.producerID = producerIDOf(req)
+		resp, err = api.Handle(c.ctx, c.sess, req)
 	}
-	tr.producerID = producerIDOf(req)
-	resp, err := api.Handle(c.ctx, c.sess, req)
 	if err != nil {
 		return c.errorFrame(h, err)
 	}
