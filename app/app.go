@@ -198,6 +198,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			MaxFrameSize:       int32(s.MaxRequestSize),
 			MaxInFlightPerConn: s.MaxInFlightPerConn,
 			MaxConns:           s.MaxConnections,
+			MaxRunningPerConn:  s.MaxRunningPerConn,
 			Budget:             budget,
 			IdleTimeout:        s.IdleTimeout,
 			DrainTimeout:       s.ShutdownDrainTimeout,

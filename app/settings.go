@@ -47,6 +47,7 @@ type Settings struct {
 	RequestTimeout       time.Duration // sidecar.request-timeout
 	MaxInFlightPerConn   int           // sidecar.max-inflight-per-connection
 	MaxConnections       int           // sidecar.max-connections
+	MaxRunningPerConn    int           // sidecar.max-running-per-connection
 	LogLevel             string        // sidecar.log.level
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
 	Cache                CacheSettings // sidecar.snapshot-cache.* (app/cache.go)
@@ -201,6 +202,9 @@ func FromConfig(c *config.Config) (Settings, error) {
 	n, err := c.Int("sidecar.max-inflight-per-connection", 1024)
 	add(err)
 	s.MaxInFlightPerConn = int(n)
+	n, err = c.Int(KeyMaxRunningPerConn, wire.DefaultMaxRunningPerConn)
+	add(err)
+	s.MaxRunningPerConn = int(n)
 	n, err = c.Int(KeyMaxConnections, wire.DefaultMaxConns)
 	add(err)
 	s.MaxConnections = int(n)

@@ -21,6 +21,7 @@ const (
 	KeyRequestTimeout     = "sidecar.request-timeout"
 	KeyMaxInFlight        = "sidecar.max-inflight-per-connection"
 	KeyMaxConnections     = "sidecar.max-connections"
+	KeyMaxRunningPerConn  = "sidecar.max-running-per-connection"
 	KeyMaxQueuedBytes     = "sidecar.max-queued-request-bytes"
 	KeyLogLevel           = "sidecar.log.level"
 	KeyDrainTimeout       = "sidecar.shutdown.drain-timeout"
@@ -126,6 +127,9 @@ func (s *Settings) validate() []error {
 	}
 	if s.MaxInFlightPerConn <= 0 {
 		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", KeyMaxInFlight, s.MaxInFlightPerConn))
+	}
+	if s.MaxRunningPerConn <= 0 {
+		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", KeyMaxRunningPerConn, s.MaxRunningPerConn))
 	}
 	if s.MaxConnections <= 0 {
 		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d: the sidecar would refuse every client", KeyMaxConnections, s.MaxConnections))

@@ -35,6 +35,7 @@ func TestBadConfigurations(t *testing.T) {
 		{"zero ttl", map[string]string{KeyTTL: "0"}, "coordinator.producer-offsets.ttl must be positive"},
 		{"negative max connections", map[string]string{KeyMaxConnections: "-1"}, "sidecar.max-connections must be at least 1, got -1"},
 		{"zero max connections", map[string]string{KeyMaxConnections: "0"}, "sidecar.max-connections must be at least 1, got 0"},
+		{"zero running per connection", map[string]string{KeyMaxRunningPerConn: "0"}, "sidecar.max-running-per-connection must be at least 1"},
 		{"zero in-flight", map[string]string{KeyMaxInFlight: "0"}, "sidecar.max-inflight-per-connection must be at least 1"},
 		{"unknown log level", map[string]string{KeyLogLevel: "verbose"}, `sidecar.log.level: "verbose" is not a log level (want one of trace, debug, info, warn, error)`},
 		{"log level in capitals", map[string]string{KeyLogLevel: "DEBUG"}, ""},

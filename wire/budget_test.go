@@ -223,3 +223,38 @@ func TestBudgetOnDrained(t *testing.T) {
 	case <-time.After(10 * time.Millisecond):
 	}
 }
+
+// TestMaxRunningPerConn: a connection runs at most MaxRunningPerConn
+// handlers at once, the rest of its requests wait their turn, and another
+// connection is not held up by them.
+func TestMaxRunningPerConn(t *testing.T) {
+	ctl := newControl()
+	_, addr := startServer(t, ServerConfig{MaxRunningPerConn: 1}, ctl)
+	rc := dialRaw(t, addr)
+	body := mustMarshal(t, echoReq("x"))
+	var frames []byte
+	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 1}, body)
+	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 2}, body)
+	rc.write(frames)
+	<-ctl.slowStarted
+	// Another connection is served while the first one's slot is taken.
+	other := dialRaw(t, addr)
+	other.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 9}, body))
+	if r := other.readResponse(); r.RequestID != 9 || r.Type != ResponseSuccess {
+		t.Fatalf("other connection: %v %d", r.Type, r.RequestID)
+	}
+	select {
+	case <-ctl.slowStarted:
+		t.Fatal("second request started while the first still ran")
+	default:
+	}
+	ctl.release <- struct{}{}
+	if r := rc.readResponse(); r.RequestID != 1 {
+		t.Fatalf("answer %d, want 1", r.RequestID)
+	}
+	<-ctl.slowStarted
+	ctl.release <- struct{}{}
+	if r := rc.readResponse(); r.RequestID != 2 {
+		t.Fatalf("answer %d, want 2", r.RequestID)
+	}
+}

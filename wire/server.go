@@ -26,6 +26,7 @@ const (
 	DefaultIdleTimeout        = 10 * time.Minute
 	DefaultDrainTimeout       = 30 * time.Second
 	DefaultMaxConns           = 1024
+	DefaultMaxRunningPerConn  = 2
 )
 
 // ErrServerClosed is returned by Serve when it is called after Close.
@@ -52,6 +53,13 @@ type ServerConfig struct {
 	// connection; when it is reached the server stops reading from that
 	// connection until one finishes. Default DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
+	// MaxRunningPerConn bounds the requests of one connection whose
+	// handlers run at once; the connection's other requests in flight wait
+	// their turn, in order. It keeps a client that pipelines thousands of
+	// requests from filling the stores' queues ahead of everyone else's.
+	// Requests taken by a Forwarder do not count. Default
+	// DefaultMaxRunningPerConn.
+	MaxRunningPerConn int
 	// MaxConns bounds open connections; a connection accepted beyond it is
 	// closed at once. Default DefaultMaxConns.
 	MaxConns int
@@ -100,6 +108,9 @@ func (c ServerConfig) Validate() error {
 	if c.MaxInFlightPerConn < 0 {
 		errs = append(errs, fmt.Errorf("MaxInFlightPerConn %d is negative", c.MaxInFlightPerConn))
 	}
+	if c.MaxRunningPerConn < 0 {
+		errs = append(errs, fmt.Errorf("MaxRunningPerConn %d is negative", c.MaxRunningPerConn))
+	}
 	if c.MaxConns < 0 {
 		errs = append(errs, fmt.Errorf("MaxConns %d is negative", c.MaxConns))
 	}
@@ -130,6 +141,9 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxRunningPerConn == 0 {
+		c.MaxRunningPerConn = DefaultMaxRunningPerConn
 	}
 	if c.Budget == nil {
 		c.Budget = NewBudget(DefaultRequestBudget)
@@ -378,6 +392,7 @@ type serverConn struct {
 	writerStop chan struct{}
 	rep        *Replier
 	sem        chan struct{}
+	running    chan struct{} // slots of handlers running at once
 	handlers   sync.WaitGroup
 	inflight   atomic.Int64
 	draining   atomic.Bool
@@ -414,6 +429,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		cancel:     cancel,
 		writerStop: make(chan struct{}),
 		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
+		running:    make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
 	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writerStop, c.writeFailed)
 	c.w.maxQueued = maxQueuedOut
@@ -704,7 +720,14 @@ func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
 // decoded them instead of living as long as the goroutine.
 func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int64, tr reqTrace) {
 	defer c.done()
-	frame := c.process(h, body, gated, &tr)
+	var frame []byte
+	select {
+	case c.running <- struct{}{}:
+		frame = c.process(h, body, gated, &tr)
+		<-c.running
+	case <-c.ctx.Done():
+		frame = c.errorFrame(h, c.ctx.Err()) // nobody reads it
+	}
 	c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
 	c.srv.cfg.Budget.Release(charge)
 	// Counted and logged before the client can see the answer.
