@@ -208,9 +208,23 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			Observer:           o.wireObserver(),
 		}
 		if upstream != nil {
-			base, err = proxyServerConfig(base, s, sc, upstream, a.addrs, advertised[i], authn.Protocol(a.addrs[i].Name), log)
+			var p *proxy.Proxy
+			base, p, err = proxyServerConfig(base, s, sc, upstream, a.addrs, advertised[i], authn.Protocol(a.addrs[i].Name), log)
 			if err != nil {
 				return nil, err
+			}
+			// Learn the coordinator's API list before serving, so that
+			// API_VERSIONS, answered without waiting on the coordinator,
+			// lists its keys; if it is down, say so now and keep trying.
+			wctx, wcancel := context.WithTimeout(ctx, proxy.DefaultConnectTimeout)
+			werr := p.Warm(wctx)
+			wcancel()
+			if werr != nil {
+				a.wg.Add(1)
+				go func() {
+					defer a.wg.Done()
+					p.KeepWarm(runCtx)
+				}()
 			}
 		}
 		srv := wire.NewServer(base)
