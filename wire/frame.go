@@ -190,8 +190,12 @@ func checkLength(lb [lengthFieldSize]byte, maxFrameSize int32) (int32, error) {
 }
 
 // readPayload reads the n payload bytes of a frame whose length field has
-// been read. The buffer starts at initialReadChunkSize at most and doubles
-// as bytes arrive, so a length claim alone never allocates more than that.
+// been read. A small frame is read into one buffer of its size. A larger
+// one is read in chunks of initialReadChunkSize, each allocated as its
+// bytes arrive, until half the frame is there; then one buffer of the
+// frame's size takes the chunks and the rest. So a length claim alone
+// allocates one chunk, memory never exceeds twice what the peer has sent,
+// and a whole frame peaks at 1.5 times its size.
 func readPayload(r io.Reader, n int32) ([]byte, error) {
 	if n <= initialReadChunkSize {
 		buf := make([]byte, n)
@@ -200,19 +204,25 @@ func readPayload(r io.Reader, n int32) ([]byte, error) {
 		}
 		return buf, nil
 	}
-	buf := make([]byte, 0, initialReadChunkSize)
-	for len(buf) < int(n) {
-		if len(buf) == cap(buf) {
-			next := min(2*cap(buf), int(n))
-			buf = append(make([]byte, 0, next), buf...)
-		}
-		m, err := r.Read(buf[len(buf):min(cap(buf), int(n))])
-		buf = buf[:len(buf)+m]
-		if err != nil && len(buf) < int(n) {
+	var chunks [][]byte
+	got := 0
+	for 2*got < int(n) {
+		chunk := make([]byte, min(int(n)-got, initialReadChunkSize))
+		if _, err := io.ReadFull(r, chunk); err != nil {
 			return nil, unexpected(err)
 		}
+		chunks = append(chunks, chunk)
+		got += len(chunk)
 	}
-	return buf, nil
+	buf := make([]byte, 0, n)
+	for i, c := range chunks {
+		buf = append(buf, c...)
+		chunks[i] = nil
+	}
+	if _, err := io.ReadFull(r, buf[got:n]); err != nil {
+		return nil, unexpected(err)
+	}
+	return buf[:n], nil
 }
 
 func unexpected(err error) error {

@@ -55,7 +55,7 @@ type ServerConfig struct {
 	MaxInFlightPerConn int
 	// MaxRunningPerConn bounds the requests of one connection whose
 	// handlers run at once; the connection's other requests in flight wait
-	// their turn, in order. It keeps a client that pipelines thousands of
+	// their turn (in no set order). It keeps a client that pipelines thousands of
 	// requests from filling the stores' queues ahead of everyone else's.
 	// Requests taken by a Forwarder do not count. Default
 	// DefaultMaxRunningPerConn.

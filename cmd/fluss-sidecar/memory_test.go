@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -125,4 +127,91 @@ func mustMarshalT(t *testing.T, m proto.Message) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestHostileInputMemory measures a real `serve` process under two of the
+// issue's attacks and reports the figures docs/limits.md quotes:
+//   - eight connections each sending 48 MiB of a 100 MB frame and then
+//     nothing (with the default 256 MiB budget, two are read, six wait);
+//   - a GET with a 48 MiB invalid producer id (its answer used to repeat
+//     the id twice).
+//
+// It asserts the bounds that do not depend on timing: the answer to the
+// huge id is short, and the partial frames never pin more than the budget
+// plus a margin for buffers.
+func TestHostileInputMemory(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("memory measurement: run without -race and -short (see docs/limits.md)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd, addr := serveChild(t, ctx)
+	pid := cmd.Process.Pid
+	before := procStatusKB(t, pid, "VmRSS")
+
+	const frameLen = 100_000_000
+	chunk := make([]byte, 1<<20)
+	var conns []net.Conn
+	for i := 0; i < 8; i++ {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, nc)
+		go func(nc net.Conn) {
+			hdr := binary.BigEndian.AppendUint32(nil, frameLen)
+			hdr = wire.AppendRequest(hdr[:0], wire.RequestHeader{APIKey: sidecar.KeyRegisterProducerOffsets}, nil)
+			binary.BigEndian.PutUint32(hdr, frameLen)
+			nc.SetWriteDeadline(time.Now().Add(2 * time.Minute))
+			if _, err := nc.Write(hdr); err != nil {
+				return
+			}
+			for sent := 0; sent < 48<<20; sent += len(chunk) {
+				if _, err := nc.Write(chunk); err != nil {
+					return // blocked by backpressure until closed
+				}
+			}
+		}(nc)
+	}
+	time.Sleep(5 * time.Second) // let the readers take what they may; not asserted
+	partialRSS := procStatusKB(t, pid, "VmRSS")
+	for _, nc := range conns {
+		nc.Close()
+	}
+	time.Sleep(6 * time.Second)
+	afterClose := procStatusKB(t, pid, "VmRSS")
+	t.Logf("8 connections x 48 MiB of a 100 MB frame: RSS before %d KiB, while they hang %d KiB, 6 s after they close %d KiB",
+		before, partialRSS, afterClose)
+	if limit := int64(256<<20+64<<20) / 1024; partialRSS > limit {
+		t.Errorf("partial frames pinned %d KiB, more than the 256 MiB budget plus 64 MiB", partialRSS)
+	}
+
+	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Handshake(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.Repeat("x", 48<<20)
+	body := mustMarshalT(t, &messages.GetProducerOffsetsRequest{ProducerId: &id})
+	id = ""
+	beforeID := procStatusKB(t, pid, "VmRSS")
+	// Reset the peak (VmHWM) to the current RSS.
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		t.Logf("cannot reset the peak RSS: %v", err)
+	}
+	r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, body)
+	if err != nil || r.Type != wire.ResponseError {
+		t.Fatalf("huge id: %v %v", r.Type, err)
+	}
+	peakID := procStatusKB(t, pid, "VmHWM")
+	time.Sleep(6 * time.Second)
+	afterID := procStatusKB(t, pid, "VmRSS")
+	t.Logf("GET with a 48 MiB invalid producer id: answer %d bytes; RSS before %d KiB, peak %d KiB, 6 s later %d KiB",
+		len(r.Body), beforeID, peakID, afterID)
+	if len(r.Body) > 1024 {
+		t.Errorf("answer of %d bytes to a huge id", len(r.Body))
+	}
 }
