@@ -119,9 +119,6 @@ func (s *Settings) validate() []error {
 	positive(KeyTTL, s.ProducerOffsetsTTL, ": every snapshot would be born expired and deleted by the next cleanup")
 	positive(KeyIdleTimeout, s.IdleTimeout, "")
 	positive(KeyRequestTimeout, s.RequestTimeout, "")
-	if s.OrphanGracePeriod < 0 {
-		errs = append(errs, fmt.Errorf("%s must not be negative, got %v", KeyOrphanGrace, s.OrphanGracePeriod))
-	}
 	if s.ShutdownDrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("%s must not be negative, got %v", KeyDrainTimeout, s.ShutdownDrainTimeout))
 	}

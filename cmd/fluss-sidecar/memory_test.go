@@ -145,7 +145,7 @@ func TestHostileInputMemory(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd, addr := serveChild(t, ctx)
+	cmd, addr, _ := serveProcess(t, ctx)
 	pid := cmd.Process.Pid
 	before := procStatusKB(t, pid, "VmRSS")
 
