@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
 
 // Handler serves one decoded request. It returns the response message for a
@@ -219,7 +221,8 @@ type Forwarder interface {
 
 // rawProducerID returns the producer_id of a request body that HandleRaw
 // serves, for the request's trace, without decoding the rest: the last
-// occurrence of the request message's producer_id field, or "".
+// occurrence of the request message's producer_id field, bounded as
+// producerIDOf does, or "".
 func rawProducerID(api API, body []byte) string {
 	fd := api.NewRequest().ProtoReflect().Descriptor().Fields().ByName("producer_id")
 	if fd == nil {
@@ -241,5 +244,5 @@ func rawProducerID(api API, body []byte) string {
 		}
 		body = body[m:]
 	}
-	return string(id)
+	return flusserr.Echo(string(id))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,7 @@ func serveProcess(t *testing.T, ctx context.Context, extra ...string) (*exec.Cmd
 			}
 		}
 		close(lines)
+		io.Copy(io.Discard, stderr) // after a line too long to scan: keep the pipe flowing
 	}()
 	first, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
