@@ -100,6 +100,11 @@ func measureLargeRegister(t *testing.T, base int64, bound float64) {
 		t.Fatal(err)
 	}
 	before := procStatusKB(t, pid, "VmRSS")
+	// The file-backed part of RSS is the program's own code and data
+	// mapped from its binary (shared, reclaimable page cache), about 45 MB
+	// since the cloud storage SDKs were linked in; it does not grow with
+	// requests. The bound is on the rest: peak RSS less that part.
+	fileBacked := procStatusKB(t, pid, "RssFile")
 	r, err := c.CallRaw(ctx, sidecar.KeyRegisterProducerOffsets, 0, body)
 	if err != nil || r.Type != wire.ResponseSuccess {
 		t.Fatalf("register: %v %v %v", r.Type, r.Err(), err)
@@ -112,11 +117,12 @@ func measureLargeRegister(t *testing.T, base int64, bound float64) {
 	peakAfterGet := procStatusKB(t, pid, "VmHWM")
 	time.Sleep(6 * time.Second) // let the memory be given back; not asserted
 	after := procStatusKB(t, pid, "VmRSS")
-	ratio := float64(peak*1024) / float64(size)
-	t.Logf("register of %d bytes (%.1f MB): RSS before %d KiB, peak %d KiB (%.1fx the request), peak after a GET of it %d KiB (%.1fx), RSS 6 s later %d KiB; race detector: %v",
-		size, float64(size)/1e6, before, peak, ratio, peakAfterGet, float64(peakAfterGet*1024)/float64(size), after, raceEnabled)
-	if bound > 0 && ratio > bound {
-		t.Errorf("peak RSS %.1fx the request, want at most %.0fx", ratio, bound)
+	x := func(kib int64) float64 { return float64(kib*1024) / float64(size) }
+	anonPeak := peak - fileBacked
+	t.Logf("register of %d bytes (%.1f MB): RSS before %d KiB (%d KiB of it file-backed), peak %d KiB (%.1fx the request; %.1fx without the file-backed part), peak after a GET of it %d KiB (%.1fx; %.1fx), RSS 6 s later %d KiB; race detector: %v",
+		size, float64(size)/1e6, before, fileBacked, peak, x(peak), x(anonPeak), peakAfterGet, x(peakAfterGet), x(peakAfterGet-fileBacked), after, raceEnabled)
+	if bound > 0 && x(anonPeak) > bound {
+		t.Errorf("peak RSS less its file-backed part is %.1fx the request, want at most %.0fx", x(anonPeak), bound)
 	}
 }
 
