@@ -36,7 +36,7 @@ func decodeRegister(b []byte) (in producer.RegisterInput, ok bool) {
 	nTables := 0
 	for rest := b; len(rest) > 0; {
 		num, typ, n := protowire.ConsumeTag(rest)
-		if n < 0 {
+		if n < 0 || num > protowire.MaxValidNumber {
 			return in, false
 		}
 		rest = rest[n:]
@@ -85,7 +85,7 @@ func decodeTable(b []byte) (t producer.TableInput, ok bool) {
 	n, vals := 0, 0
 	for rest := b; len(rest) > 0; {
 		num, typ, k := protowire.ConsumeTag(rest)
-		if k < 0 {
+		if k < 0 || num > protowire.MaxValidNumber {
 			return t, false
 		}
 		rest = rest[k:]
@@ -134,7 +134,7 @@ func decodeBucket(b []byte, slab *[]int64) (bi producer.BucketInput, ok bool) {
 	var hasPart, hasBucket, hasOff bool
 	for len(b) > 0 {
 		num, typ, k := protowire.ConsumeTag(b)
-		if k < 0 {
+		if k < 0 || num > protowire.MaxValidNumber {
 			return bi, false
 		}
 		b = b[k:]
@@ -188,7 +188,7 @@ func optionalValues(field []byte) int {
 	hasPart, hasOff := false, false
 	for len(v) > 0 {
 		num, typ, k := protowire.ConsumeTag(v)
-		if k < 0 {
+		if k < 0 || num > protowire.MaxValidNumber {
 			break
 		}
 		v = v[k:]

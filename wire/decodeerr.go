@@ -52,7 +52,7 @@ func locateWireError(b []byte, md protoreflect.MessageDescriptor, path string) s
 	seen := map[protowire.Number]int{}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+		if n < 0 || num > protowire.MaxValidNumber {
 			if path == "" {
 				return "a field tag is malformed"
 			}
