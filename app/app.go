@@ -97,6 +97,9 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
 	}
 	a.files = files
+	if err := checkStorage(ctx, files, s.RemoteDataDir, s.StorageStartChecks, sleepContext, log); err != nil {
+		return nil, err
+	}
 	snapshots, counted := instrument(zk.NewProducerStore(zc), files, o.storageObserver())
 	// The cache goes in front of the counted stores: the storage metrics
 	// count what reaches ZooKeeper and remote storage.
@@ -173,6 +176,14 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
+	// One budget for every listener: request bytes in memory are bounded
+	// server-wide, not per listener.
+	budgetSize := s.MaxQueuedRequestBytes
+	if budgetSize <= 0 {
+		budgetSize = wire.DefaultRequestBudget
+	}
+	budget := wire.NewBudget(budgetSize)
+	budget.SetOnDrained(largeRequest, giveMemoryBack(log))
 	var upstream proxy.UpstreamSource
 	if s.Mode == ModeProxy {
 		upstream, err = a.startUpstream(runCtx, s, zc, log)
@@ -187,6 +198,8 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			MaxFrameSize:       int32(s.MaxRequestSize),
 			MaxInFlightPerConn: s.MaxInFlightPerConn,
 			MaxConns:           s.MaxConnections,
+			MaxRunningPerConn:  s.MaxRunningPerConn,
+			Budget:             budget,
 			IdleTimeout:        s.IdleTimeout,
 			DrainTimeout:       s.ShutdownDrainTimeout,
 			ListenerName:       a.addrs[i].Name,
@@ -195,9 +208,23 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			Observer:           o.wireObserver(),
 		}
 		if upstream != nil {
-			base, err = proxyServerConfig(base, s, sc, upstream, a.addrs, advertised[i], authn.Protocol(a.addrs[i].Name), log)
+			var p *proxy.Proxy
+			base, p, err = proxyServerConfig(base, s, sc, upstream, a.addrs, advertised[i], authn.Protocol(a.addrs[i].Name), log)
 			if err != nil {
 				return nil, err
+			}
+			// Learn the coordinator's API list before serving, so that
+			// API_VERSIONS, answered without waiting on the coordinator,
+			// lists its keys; if it is down, say so now and keep trying.
+			wctx, wcancel := context.WithTimeout(ctx, proxy.DefaultConnectTimeout)
+			werr := p.Warm(wctx)
+			wcancel()
+			if werr != nil {
+				a.wg.Add(1)
+				go func() {
+					defer a.wg.Done()
+					p.KeepWarm(runCtx)
+				}()
 			}
 		}
 		srv := wire.NewServer(base)

@@ -43,7 +43,10 @@ func TestEmbeddedSettings(t *testing.T) {
 		{"embedded proxy", map[string]string{"sidecar.embedded": "true", "sidecar.mode": "proxy", "sidecar.upstream.address": "127.0.0.1:1"}, false, "no coordinator to proxy to"},
 		{"embedded not a bool", map[string]string{"sidecar.embedded": "perhaps", "zookeeper.address": "127.0.0.1:2181", "remote.data.dir": "file:///tmp/x"}, false, "sidecar.embedded"},
 		{"ACL file without the authorizer", map[string]string{"sidecar.embedded": "true", "sidecar.embedded.acl-file": "/x.json"}, false, "authorizer.enabled is false"},
-		{"ACL file with the authorizer", map[string]string{"sidecar.embedded": "true", "sidecar.embedded.acl-file": "/x.json", "authorizer.enabled": "true"}, true, ""},
+		{"ACL file with the authorizer", map[string]string{"sidecar.embedded": "true", "sidecar.embedded.acl-file": "/x.json", "authorizer.enabled": "true",
+			"bind.listeners": "FLUSS://127.0.0.1:0,CLIENT://127.0.0.1:0"}, true, ""},
+		{"ACL file with the authorizer and only the internal listener", map[string]string{"sidecar.embedded": "true", "sidecar.embedded.acl-file": "/x.json", "authorizer.enabled": "true"},
+			false, "which skips authorization"},
 		{"ACL file in ZooKeeper mode", map[string]string{"zookeeper.address": "127.0.0.1:2181", "remote.data.dir": "file:///tmp/x", "sidecar.embedded.acl-file": "/x.json"}, false, "applies only with sidecar.embedded"},
 		{"zookeeper.address: embedded is not a switch", map[string]string{"zookeeper.address": "embedded", "remote.data.dir": "file:///tmp/x"}, false, "serve --embedded"},
 		{"nor in capitals", map[string]string{"zookeeper.address": " EMBEDDED", "remote.data.dir": "file:///tmp/x"}, false, "serve --embedded"},
@@ -158,7 +161,7 @@ func TestEmbeddedACLFileErrorsStopStart(t *testing.T) {
 	acl := filepath.Join(t.TempDir(), "acls.json")
 	os.WriteFile(acl, []byte(`{"acls":[{"resource":"TOPIC:x","principal":"User:a","operation":"READ"}]}`), 0o644)
 	s, err := app.FromConfig(cfgOf(map[string]string{
-		"bind.listeners": "FLUSS://127.0.0.1:0", "sidecar.embedded": "true",
+		"bind.listeners": "FLUSS://127.0.0.1:0,CLIENT://127.0.0.1:0", "sidecar.embedded": "true",
 		"authorizer.enabled": "true", "sidecar.embedded.acl-file": acl,
 	}))
 	if err != nil {

@@ -16,6 +16,8 @@ var serverKeys = []string{
 	"sidecar.orphan-cleanup.grace-period", "sidecar.node-id", "sidecar.request-timeout",
 	"sidecar.max-inflight-per-connection", "sidecar.max-connections", "sidecar.log.level",
 	"sidecar.shutdown.drain-timeout",
+	KeyMaxQueuedBytes, KeyMaxRunningPerConn, KeyStorageStartChecks,
+	KeyCacheMaxBytes, KeyCacheMaxEntries,
 	KeyMode, KeyUpstreamAddress, KeyUpstreamListenerName, KeyRewriteMetadata,
 	KeyEmbedded, KeyEmbeddedACLFile,
 	KeyMetricsReporters, KeyPrometheusPort, KeyMetricsHost, KeyPprof, KeyLogFormat,

@@ -40,7 +40,7 @@ func (a *App) startUpstream(ctx context.Context, s Settings, zc *zk.Client, log 
 // listener the upstream connection logs in as the client's own user, so the
 // coordinator's authorization applies to what is forwarded.
 func proxyServerConfig(base wire.ServerConfig, s Settings, sc *sidecar.Sidecar, upstream proxy.UpstreamSource,
-	bound []config.Listener, advertised config.Listener, protocol string, log hclog.Logger) (wire.ServerConfig, error) {
+	bound []config.Listener, advertised config.Listener, protocol string, log hclog.Logger) (wire.ServerConfig, *proxy.Proxy, error) {
 	self := make([]string, 0, 2*len(bound))
 	for _, l := range bound {
 		self = append(self, l.Address())
@@ -63,7 +63,7 @@ func proxyServerConfig(base wire.ServerConfig, s Settings, sc *sidecar.Sidecar, 
 	}
 	p, err := proxy.New(cfg)
 	if err != nil {
-		return base, fmt.Errorf("proxy mode on listener %s: %w", base.ListenerName, err)
+		return base, nil, fmt.Errorf("proxy mode on listener %s: %w", base.ListenerName, err)
 	}
-	return p.ServerConfig(base), nil
+	return p.ServerConfig(base), p, nil
 }

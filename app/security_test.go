@@ -226,7 +226,7 @@ func TestFlussAuthorizationITCase(t *testing.T) {
 
 	// Unknown table id: code 21 with Fluss's message, even for a super user.
 	wantCode(t, register(t, root, "x", 999), flusserr.UnknownTableOrBucket,
-		"This server sidecar-0 does not know this table ID 999. This may happen when the table metadata cache in the server is not updated yet.")
+		"This server coordinator does not know this table ID 999. This may happen when the table metadata cache in the server is not updated yet.")
 	// Empty snapshots need nothing by default (Fluss compatible).
 	if err := register(t, guest, "guest-empty"); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -46,9 +47,16 @@ type Settings struct {
 	RequestTimeout       time.Duration // sidecar.request-timeout
 	MaxInFlightPerConn   int           // sidecar.max-inflight-per-connection
 	MaxConnections       int           // sidecar.max-connections
+	MaxRunningPerConn    int           // sidecar.max-running-per-connection
 	LogLevel             string        // sidecar.log.level
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
 	Cache                CacheSettings // sidecar.snapshot-cache.* (app/cache.go)
+	// MaxQueuedRequestBytes is sidecar.max-queued-request-bytes: the
+	// server-wide budget of request bytes in memory (wire.Budget).
+	MaxQueuedRequestBytes int64
+	// StorageStartChecks is sidecar.storage.start-check-attempts: how many
+	// times a start probes remote storage that fails transiently.
+	StorageStartChecks int
 
 	// Security holds listener protocols, SASL users and authorizer
 	// settings: internal.listener.name, security.protocol.map,
@@ -194,10 +202,18 @@ func FromConfig(c *config.Config) (Settings, error) {
 	n, err := c.Int("sidecar.max-inflight-per-connection", 1024)
 	add(err)
 	s.MaxInFlightPerConn = int(n)
-	n, err = c.Int("sidecar.max-connections", 0)
+	n, err = c.Int(KeyMaxRunningPerConn, wire.DefaultMaxRunningPerConn)
+	add(err)
+	s.MaxRunningPerConn = int(n)
+	n, err = c.Int(KeyMaxConnections, wire.DefaultMaxConns)
 	add(err)
 	s.MaxConnections = int(n)
-	s.LogLevel = c.String("sidecar.log.level", "info")
+	s.MaxQueuedRequestBytes, err = c.MemorySize(KeyMaxQueuedBytes, wire.DefaultRequestBudget)
+	add(err)
+	n, err = c.Int(KeyStorageStartChecks, 5)
+	add(err)
+	s.StorageStartChecks = int(n)
+	s.LogLevel = strings.ToLower(c.String(KeyLogLevel, "info"))
 	s.ShutdownDrainTimeout, err = c.Duration("sidecar.shutdown.drain-timeout", 30*time.Second)
 	add(err)
 	s.Cache, err = cacheSettingsFromConfig(c)
@@ -223,6 +239,11 @@ func FromConfig(c *config.Config) (Settings, error) {
 	add(embeddedSettings(c, &s))
 	s.Ops, err = opsFromConfig(c)
 	add(err)
+	if len(errs) == 0 {
+		// Values that parse but cannot work; checked once all parse, so
+		// that a value that does not parse gives one line, not two.
+		errs = append(errs, s.validate()...)
+	}
 	return s, errors.Join(errs...)
 }
 

@@ -168,7 +168,9 @@ type offsetsMeaning struct {
 func (m offsetsMeaning) tableOffsets() offsets.TableOffsets {
 	t := offsets.TableOffsets{TableID: m.TableID}
 	for _, b := range m.Buckets {
-		t.Buckets = append(t.Buckets, offsets.BucketOffset(b))
+		t.Buckets = append(t.Buckets, offsets.BucketOffset{
+			Partitioned: b.Partitioned, PartitionID: b.PartitionID, BucketID: b.BucketID, LogEndOffset: b.LogEndOffset,
+		})
 	}
 	return t
 }

@@ -140,3 +140,39 @@ func ComputeIfAbsentOrder(ids []int64) (order []int64, exact bool) {
 	}
 	return m.Keys(), m.Exact()
 }
+
+// TableOrderByBins is CoordinatorTableOrder for the common case where the
+// answer does not depend on the buckets: given the request's distinct table
+// ids (each once, any order), if the coordinator's second map, keyed by
+// table id, ends with every table alone in its bin at the capacity its size
+// implies, it iterates them by bin index whatever order they were inserted
+// in, so the first map (one entry per bucket, the costly part to model)
+// does not matter. ok is false otherwise; then call CoordinatorTableOrder.
+//
+// No bin is crowded at any earlier, smaller capacity either: keys alone in
+// their bins at capacity C share a bin at most C/c at capacity c, and while
+// the map is that small it holds too few keys to crowd a bin into a resize
+// or a tree before reaching C.
+func TableOrderByBins(tables []int64) (order []int64, ok bool) {
+	if len(tables) == 0 {
+		return nil, true
+	}
+	var m Map[int64]
+	for _, id := range tables {
+		m.ComputeIfAbsent(id, LongHash(id))
+	}
+	natural := 16
+	for float64(m.Len()) > 0.75*float64(natural) {
+		natural *= 2
+	}
+	if m.Capacity() != natural || m.TreeBins() > 0 {
+		return nil, false
+	}
+	entries := m.Entries()
+	for i := 1; i < len(entries); i++ {
+		if entries[i].Bin == entries[i-1].Bin {
+			return nil, false
+		}
+	}
+	return m.Keys(), true
+}

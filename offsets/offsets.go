@@ -7,10 +7,12 @@ package offsets
 // a partitioned table Partitioned is true and PartitionID names the
 // partition; otherwise PartitionID is ignored.
 type BucketOffset struct {
-	Partitioned  bool
+	// Fields ordered largest first: 24 bytes instead of 32, which is 8 MB
+	// less for a million-bucket register.
 	PartitionID  int64
-	BucketID     int32
 	LogEndOffset int64
+	BucketID     int32
+	Partitioned  bool
 }
 
 // TableOffsets is every bucket offset a snapshot holds for one table: the

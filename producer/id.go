@@ -27,18 +27,20 @@ func ValidateID(id *string) *flusserr.Error {
 	case s == "..":
 		return invalidID(s, "'..' is not allowed")
 	case utf16Len(s) > MaxIDLength:
-		return invalidID(s, "the length of '"+s+"' is longer than the max allowed length 200")
+		return invalidID(s, "the length of '"+flusserr.Echo(s)+"' is longer than the max allowed length 200")
 	}
 	for i := 0; i < len(s); i++ {
 		if !idByte(s[i]) {
-			return invalidID(s, "'"+s+"' contains one or more characters other than ASCII alphanumerics, '_' and '-'")
+			return invalidID(s, "'"+flusserr.Echo(s)+"' contains one or more characters other than ASCII alphanumerics, '_' and '-'")
 		}
 	}
 	return nil
 }
 
+// invalidID quotes the id through flusserr.Echo: valid UTF-8 and at most
+// flusserr.MaxEcho characters, so that a huge id makes a short answer.
 func invalidID(id, reason string) *flusserr.Error {
-	return flusserr.New(flusserr.InvalidProducerID, "Invalid producer ID '"+id+"': "+reason)
+	return flusserr.New(flusserr.InvalidProducerID, "Invalid producer ID '"+flusserr.Echo(id)+"': "+reason)
 }
 
 func idByte(c byte) bool {

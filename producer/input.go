@@ -67,7 +67,14 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 			fmt.Sprintf("Invalid producer offsets for producer %s: ", producerID)+fmt.Sprintf(format, args...))
 	}
 	index := map[int64]int{}
-	seen := map[int64]map[bucketKey]bool{}
+	// Buckets seen so far, per table: a bitset of bucket ids for plain
+	// buckets (16 KiB per table), a map for partitioned ones. A map per
+	// bucket cost ~50 bytes each for a million-bucket request.
+	type seenSet struct {
+		plain []uint64
+		parts map[bucketKey]bool
+	}
+	seen := map[int64]*seenSet{}
 	var out []offsets.TableOffsets
 	for _, t := range tables {
 		for _, b := range t.Buckets {
@@ -92,10 +99,23 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 			if !ok {
 				i = len(out)
 				index[t.TableID] = i
-				out = append(out, offsets.TableOffsets{TableID: t.TableID})
-				seen[t.TableID] = map[bucketKey]bool{}
+				out = append(out, offsets.TableOffsets{TableID: t.TableID, Buckets: make([]offsets.BucketOffset, 0, len(t.Buckets))})
+				seen[t.TableID] = &seenSet{}
 			}
-			if seen[t.TableID][k] {
+			ss := seen[t.TableID]
+			var dup bool
+			if k.partitioned {
+				if ss.parts == nil {
+					ss.parts = map[bucketKey]bool{}
+				}
+				dup = ss.parts[k]
+			} else {
+				if ss.plain == nil {
+					ss.plain = make([]uint64, (MaxBucketID+64)/64)
+				}
+				dup = ss.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
+			}
+			if dup {
 				if k.partitioned {
 					return nil, bad("table %d partition %d bucket %d appears more than once", t.TableID, k.partition, k.bucket)
 				}
@@ -104,7 +124,11 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 			if prev := out[i].Buckets; len(prev) > 0 && prev[0].Partitioned != k.partitioned {
 				return nil, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
 			}
-			seen[t.TableID][k] = true
+			if k.partitioned {
+				ss.parts[k] = true
+			} else {
+				ss.plain[k.bucket/64] |= 1 << (k.bucket % 64)
+			}
 			out[i].Buckets = append(out[i].Buckets, offsets.BucketOffset{
 				Partitioned: k.partitioned, PartitionID: k.partition, BucketID: k.bucket, LogEndOffset: *b.LogEndOffset,
 			})
@@ -120,7 +144,29 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 // false in the rare requests where Java's tree bins decide the order; the
 // tables then keep the model's best guess.
 func coordinatorOrder(in []TableInput, tables []offsets.TableOffsets) (ordered []offsets.TableOffsets, exact bool) {
-	var buckets []javaorder.Bucket
+	// Usually the order follows from the table ids alone; modelling the
+	// coordinator's map of every bucket costs far more memory than the
+	// request (a million buckets: hundreds of MB).
+	ids := make([]int64, len(tables))
+	for i, t := range tables {
+		ids[i] = t.TableID
+	}
+	if order, ok := javaorder.TableOrderByBins(ids); ok {
+		byID := make(map[int64]int, len(tables))
+		for i, t := range tables {
+			byID[t.TableID] = i
+		}
+		ordered = make([]offsets.TableOffsets, 0, len(tables))
+		for _, id := range order {
+			ordered = append(ordered, tables[byID[id]])
+		}
+		return ordered, true
+	}
+	n := 0
+	for _, t := range in {
+		n += len(t.Buckets)
+	}
+	buckets := make([]javaorder.Bucket, 0, n)
 	for _, t := range in {
 		for _, b := range t.Buckets {
 			jb := javaorder.Bucket{TableID: t.TableID, BucketID: b.BucketID}
@@ -130,7 +176,7 @@ func coordinatorOrder(in []TableInput, tables []offsets.TableOffsets) (ordered [
 			buckets = append(buckets, jb)
 		}
 	}
-	ids, exact := javaorder.CoordinatorTableOrder(buckets)
+	ids, exact = javaorder.CoordinatorTableOrder(buckets)
 	byID := make(map[int64]offsets.TableOffsets, len(tables))
 	for _, t := range tables {
 		byID[t.TableID] = t

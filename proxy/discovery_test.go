@@ -56,7 +56,8 @@ func TestZKDiscoveryFollowsLeader(t *testing.T) {
 		t.Fatalf("Current before election: %v", err)
 	}
 	early := dialRaw(t, ln.Addr().String())
-	early.send(proxy.KeyAPIVersions, 0, 0, &apiVersionsReq)
+	early.handshake() // answered locally
+	early.sendRaw(fakecoord.KeyListDatabases, 0, 1, nil)
 	wantCode(t, early.read(), flusserr.NetworkException, "names no active coordinator")
 
 	// Coordinator 1 is elected (version 2 znode, two listeners).

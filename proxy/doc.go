@@ -6,7 +6,10 @@
 // # Behaviour
 //
 //   - One upstream connection per client connection, opened on the first
-//     request that needs it (usually the client's API_VERSIONS). Forwarded
+//     forwarded request (so on a SASL listener only after the client has
+//     logged in). A failure to open it fails that request with
+//     NETWORK_EXCEPTION and keeps the client connection, whose local APIs
+//     still work; the next forwarded request tries again. Forwarded
 //     requests are not decoded: the 8-byte header is parsed, the body is
 //     copied as bytes, the request id is replaced by the upstream
 //     connection's own counter, and the upstream's SUCCESS or ERROR answer
@@ -16,12 +19,13 @@
 //     client connection's reader writes the request to the upstream socket
 //     and the upstream reader writes the answer back, with no goroutine or
 //     channel per request, batching what arrives together.
-//   - API_VERSIONS (1000) is answered with the upstream's list merged with
-//     the locally served keys (the local range wins) and the upstream's
-//     server_type. GET_METADATA (1012) is always forwarded, and rewritten
+//   - API_VERSIONS (1000) is answered at once, without the upstream: its
+//     last known list (from Warm, or any connection's handshake) merged
+//     with the locally served keys (the local range wins) and its
+//     server_type, or the local list alone while none is known. GET_METADATA (1012) is always forwarded, and rewritten
 //     only when Config.RewriteMetadata is set (see RewriteMetadata).
-//   - The first error on the upstream side (dial failure, disconnect,
-//     SERVER_FAILURE, a refused login) closes the upstream connection;
+//   - The first error on an open upstream connection (disconnect,
+//     SERVER_FAILURE, a refused login) closes it;
 //     every forwarded request in flight, and any forwarded later on that
 //     client connection, is answered ERROR NETWORK_EXCEPTION (code 1,
 //     retriable) with a message naming the cause (a refused login passes

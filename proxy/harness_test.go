@@ -139,6 +139,7 @@ func serveProxy(tb testing.TB, ln net.Listener, cfg proxy.Config, base wire.Serv
 	if base.Logger == nil {
 		base.Logger = cfg.Logger
 	}
+	p.Warm(context.Background()) // best effort, as app.Start's KeepWarm
 	srv := wire.NewServer(p.ServerConfig(base))
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(context.Background(), ln) }()

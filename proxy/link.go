@@ -39,6 +39,7 @@ type link struct {
 	opening chan struct{} // closed when the open attempt has finished
 	up      *upstreamConn
 	err     error // set once: why the link is unusable
+	openErr error // why the last attempt to open failed
 
 	authMu   sync.Mutex
 	authed   atomic.Bool
@@ -85,14 +86,15 @@ func (l *link) ready(ctx context.Context) (*upstreamConn, error) {
 		l.mu.Unlock()
 		return up, nil
 	}
-	if l.opening == nil {
-		l.opening = make(chan struct{})
+	ch := l.opening
+	if ch == nil {
+		ch = make(chan struct{})
+		l.opening = ch
 		l.mu.Unlock()
 		l.open()
-		l.mu.Lock()
+	} else {
+		l.mu.Unlock()
 	}
-	ch := l.opening
-	l.mu.Unlock()
 	select {
 	case <-ch:
 	case <-ctx.Done():
@@ -103,11 +105,20 @@ func (l *link) ready(ctx context.Context) (*upstreamConn, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	if l.up == nil {
+		if l.openErr == nil {
+			return nil, networkError("%v", errClientGone)
+		}
+		return nil, l.openErr
+	}
 	return l.up, nil
 }
 
 // open dials the upstream and exchanges API_VERSIONS, then records the
-// connection or the failure and wakes the waiters.
+// connection or the failure and wakes the waiters. A failure to open is not
+// final: the requests waiting for this attempt get its error, the client
+// connection stays open for the APIs the sidecar answers itself, and the
+// next forwarded request tries again.
 func (l *link) open() {
 	up, err := l.dial()
 	l.mu.Lock()
@@ -116,18 +127,20 @@ func (l *link) open() {
 		l.up = up
 	case err == nil: // the client left meanwhile
 		up.client.Close()
-	case l.err == nil:
-		l.err = err
+	default:
+		l.openErr = err
 	}
 	close(l.opening)
+	if l.up == nil {
+		l.opening = nil // the next request tries again
+	}
 	failed := l.up == nil
 	l.mu.Unlock()
 	if failed {
 		if err != nil && l.connCtx.Err() == nil {
-			l.p.log.Warn("cannot open the upstream connection; closing the client connection",
+			l.p.log.Warn("cannot open the upstream connection; failing the forwarded request, local APIs stay available",
 				"conn", l.sess.ConnID, "error", err)
 		}
-		l.sess.CloseWhenIdle()
 		return
 	}
 	l.p.log.Debug("upstream connection open", "conn", l.sess.ConnID, "upstream", up.addr)
@@ -144,16 +157,21 @@ func (l *link) open() {
 }
 
 func (l *link) dial() (*upstreamConn, error) {
-	p := l.p
-	ctx, cancel := context.WithTimeout(l.connCtx, p.cfg.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(l.connCtx, l.p.cfg.ConnectTimeout)
 	defer cancel()
+	return l.p.connect(ctx, l.sess.ConnID, l.flushAnswers)
+}
+
+// connect opens a connection to the current upstream and exchanges
+// API_VERSIONS, whose answer becomes the proxy's last known list.
+func (p *Proxy) connect(ctx context.Context, connID uint64, onIdle func()) (*upstreamConn, error) {
 	addr, err := p.cfg.Upstream.Current(ctx)
 	if err != nil {
 		return nil, networkError("The proxy has no upstream coordinator to forward to: %v", err)
 	}
 	if p.self.isSelf(ctx, addr) {
 		p.log.Error("the upstream coordinator address is this sidecar itself; refusing to forward",
-			"conn", l.sess.ConnID, "upstream", addr)
+			"conn", connID, "upstream", addr)
 		return nil, networkError("The upstream coordinator address %s is this sidecar itself; the proxy refuses to forward to it. "+
 			"Point sidecar.upstream.address or sidecar.upstream.listener-name at the coordinator's own listener.", addr)
 	}
@@ -161,12 +179,13 @@ func (l *link) dial() (*upstreamConn, error) {
 	if err != nil {
 		return nil, networkError("The proxy cannot connect to the upstream coordinator at %s: %v", addr, err)
 	}
-	client := wire.NewClient(nc, wire.ClientOptions{MaxFrameSize: p.cfg.MaxResponseSize, OnReadIdle: l.flushAnswers})
+	client := wire.NewClient(nc, wire.ClientOptions{MaxFrameSize: p.cfg.MaxResponseSize, OnReadIdle: onIdle})
 	versions, err := client.Handshake(ctx)
 	if err != nil {
 		client.Close()
 		return nil, networkError("API_VERSIONS to the upstream coordinator at %s failed: %v", addr, err)
 	}
+	p.versions.Store(versions)
 	return &upstreamConn{addr: addr, client: client, versions: versions}, nil
 }
 

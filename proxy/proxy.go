@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -103,6 +104,9 @@ type Proxy struct {
 	mux   *wire.Mux
 	local map[int16]wire.API // keys answered here, API_VERSIONS included
 	self  selfCheck
+	// versions is the upstream's API_VERSIONS answer seen last, by any
+	// connection or by Warm; nil until one is known.
+	versions atomic.Pointer[messages.ApiVersionsResponse]
 }
 
 // New builds a proxy.
@@ -226,19 +230,69 @@ func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHead
 	return r, nil
 }
 
-// apiVersions answers API_VERSIONS with the upstream's list merged with the
-// locally served keys (whose ranges win) and the upstream's server_type.
+// apiVersions answers API_VERSIONS at once, without the upstream: the
+// upstream's last known list merged with the locally served keys (whose
+// ranges win) and its server_type, or the local list alone while no
+// upstream list is known (see Warm). So a client can always reach the
+// APIs the sidecar answers itself, the coordinator up or not, and on a SASL
+// listener no upstream connection is opened before the client has logged
+// in: the first forwarded request opens it.
 func (p *Proxy) apiVersions() wire.API {
 	return wire.API{
 		Key: KeyAPIVersions, Name: "API_VERSIONS", MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
 		Handle: func(ctx context.Context, s *wire.Session, _ proto.Message) (proto.Message, error) {
-			up, err := p.linkOf(ctx, s).ready(ctx)
-			if err != nil {
-				return nil, err
+			up := p.versions.Load()
+			if up == nil {
+				up = &messages.ApiVersionsResponse{}
 			}
-			return MergeAPIVersions(up.versions, p.mux.Versions()), nil
+			return MergeAPIVersions(up, p.mux.Versions()), nil
 		},
+	}
+}
+
+// Warm opens one connection to the upstream to learn its API_VERSIONS
+// answer, so that API_VERSIONS answers merge it, and closes it.
+func (p *Proxy) Warm(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.ConnectTimeout)
+	defer cancel()
+	up, err := p.connect(ctx, 0, nil)
+	if err != nil {
+		return err
+	}
+	up.client.Close()
+	return nil
+}
+
+// KeepWarm runs Warm until it succeeds or ctx ends, waiting longer after
+// each failure (up to 30 s), and logs whether the upstream is reachable:
+// a coordinator that is down at start is reported at start, not at the
+// first forwarded request.
+func (p *Proxy) KeepWarm(ctx context.Context) {
+	delay := time.Second
+	for attempt := 1; ; attempt++ {
+		err := p.Warm(ctx)
+		if err == nil {
+			if attempt > 1 {
+				p.log.Info("the upstream coordinator is reachable", "attempt", attempt)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if attempt == 1 {
+			p.log.Warn("the upstream coordinator is not reachable; forwarded requests fail with NETWORK_EXCEPTION until it is, the sidecar's own APIs are served",
+				"error", err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(2*delay, 30*time.Second)
 	}
 }
 

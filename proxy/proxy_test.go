@@ -150,7 +150,9 @@ func TestMixedPipeline(t *testing.T) {
 	// One upstream connection carried everything, with its own request ids.
 	conns := map[uint64]bool{}
 	for _, r := range s.fake.Requests() {
-		conns[r.ConnID] = true
+		if r.APIKey != proxy.KeyAPIVersions { // Warm's connection sends only that
+			conns[r.ConnID] = true
+		}
 		if r.RequestID == heldID || r.RequestID == 2147483647 {
 			t.Errorf("upstream saw the client's request id %d; ids must be remapped", r.RequestID)
 		}
@@ -246,9 +248,62 @@ func TestUpstreamUnreachable(t *testing.T) {
 	local := newRealLocal(t, config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 1})
 	serveProxy(t, ln, proxy.Config{Upstream: proxy.StaticUpstream(deadAddr), Local: local.mux}, wire.ServerConfig{})
 	c := dialRaw(t, ln.Addr().String())
-	c.send(proxy.KeyAPIVersions, 0, 0, &apiVersionsReq)
+	// API_VERSIONS is answered locally; the forwarded request fails, and
+	// the connection stays open for the local APIs.
+	c.handshake()
+	c.sendRaw(fakecoord.KeyListDatabases, 0, 1, nil)
 	wantCode(t, c.read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
-	c.expectClosed()
+	c.send(fakecoord.KeyRegister, 0, 2, registerReq("job-unreachable"))
+	var reg messages.RegisterProducerOffsetsResponse
+	decode(t, c.read(), &reg)
+	// Every forwarded request tries again.
+	c.sendRaw(fakecoord.KeyListDatabases, 0, 3, nil)
+	wantCode(t, c.read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
+}
+
+// TestLocalAPIsWithUpstreamDown: with the coordinator stopped, clients
+// still handshake (with the last known merged list) and register, get and
+// delete producer offsets; only forwarded requests fail, with the
+// retriable NETWORK_EXCEPTION, and the connection stays open.
+func TestLocalAPIsWithUpstreamDown(t *testing.T) {
+	s := newSetup(t, fakecoord.Config{}, nil)
+	s.fake.Close()
+
+	cl, err := wire.Dial(ctxT(t), s.addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	v, err := cl.Handshake(ctxT(t))
+	if err != nil {
+		t.Fatalf("API_VERSIONS with the coordinator down: %v", err)
+	}
+	keys := map[int32]bool{}
+	for _, a := range v.GetApiVersions() {
+		keys[a.GetApiKey()] = true
+	}
+	if !keys[int32(fakecoord.KeyListDatabases)] || !keys[int32(fakecoord.KeyRegister)] {
+		t.Fatalf("want the last merged list (upstream and local keys), got %v", keys)
+	}
+	ctx := ctxT(t)
+	var reg messages.RegisterProducerOffsetsResponse
+	if err := cl.Call(ctx, fakecoord.KeyRegister, 0, registerReq("job-down"), &reg); err != nil || reg.GetResult() != 0 {
+		t.Fatalf("register: %v %v", &reg, err)
+	}
+	var got messages.GetProducerOffsetsResponse
+	if err := cl.Call(ctx, fakecoord.KeyGet, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-down")}, &got); err != nil || got.GetProducerId() != "job-down" {
+		t.Fatalf("get: %v %v", &got, err)
+	}
+	r, err := cl.CallRaw(ctx, fakecoord.KeyListDatabases, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fe, ok := flusserr.From(r.Err()); !ok || fe.Code != flusserr.NetworkException {
+		t.Fatalf("forwarded request: %v %v", r.Type, r.Err())
+	}
+	if err := cl.Call(ctx, fakecoord.KeyDelete, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("job-down")}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+		t.Fatalf("delete after a failed forward, same connection: %v", err)
+	}
 }
 
 func TestRefusesToForwardToItself(t *testing.T) {
@@ -274,7 +329,7 @@ func TestRefusesToForwardToItself(t *testing.T) {
 			c := dialRaw(t, ln.Addr().String())
 			c.sendRaw(fakecoord.KeyListDatabases, 0, 9, nil)
 			wantCode(t, c.read(), flusserr.NetworkException, "is this sidecar itself")
-			c.expectClosed()
+			c.handshake() // the local APIs are still served
 		})
 	}
 }

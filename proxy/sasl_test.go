@@ -98,13 +98,16 @@ func TestSASLEndToEnd(t *testing.T) {
 			if reg.GetResult() != 0 {
 				t.Fatalf("register was not served locally: %v", &reg)
 			}
+			// The upstream connection opened only now, after the login:
+			// its API_VERSIONS comes after before.
 			var seen []fakecoord.Request
 			for _, r := range fake.Requests()[before:] {
 				seen = append(seen, r)
 			}
-			if len(seen) != 2 || seen[0].APIKey != proxy.KeyAuthenticate || seen[1].APIKey != fakecoord.KeyListDatabases {
-				t.Fatalf("upstream saw %+v, want AUTHENTICATE then LIST_DATABASES", seen)
+			if len(seen) != 3 || seen[0].APIKey != proxy.KeyAPIVersions || seen[1].APIKey != proxy.KeyAuthenticate || seen[2].APIKey != fakecoord.KeyListDatabases {
+				t.Fatalf("upstream saw %+v, want API_VERSIONS, AUTHENTICATE then LIST_DATABASES on a new connection", seen)
 			}
+			seen = seen[1:]
 			if seen[1].Principal != user {
 				t.Fatalf("upstream principal %q, want %q", seen[1].Principal, user)
 			}

@@ -44,6 +44,10 @@ var ErrMalformedOffsetsFile = errors.New("malformed offsets file")
 func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
 	var plain []offsets.BucketOffset
 	parts := map[int64][]offsets.BucketOffset{}
+	allPlain := true
+	for _, b := range t.Buckets {
+		allPlain = allPlain && !b.Partitioned
+	}
 	for _, b := range t.Buckets {
 		if b.BucketID < 0 {
 			return nil, fmt.Errorf("%w: table %d: negative bucket id %d", ErrInvalidOffsets, t.TableID, b.BucketID)
@@ -55,11 +59,15 @@ func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
 			return nil, fmt.Errorf("%w: table %d bucket %s: offset %d is negative; the offsets file stores -1 for a missing bucket, so it would be read back as missing or wrong",
 				ErrInvalidOffsets, t.TableID, bucketName(b), b.LogEndOffset)
 		}
-		if b.Partitioned {
+		switch {
+		case b.Partitioned:
 			parts[b.PartitionID] = append(parts[b.PartitionID], b)
-		} else {
+		case !allPlain:
 			plain = append(plain, b)
 		}
+	}
+	if allPlain {
+		plain = t.Buckets // no copy of a large table
 	}
 	if len(plain) > 0 && len(parts) > 0 {
 		return nil, fmt.Errorf("%w: table %d mixes partitioned and non-partitioned buckets", ErrInvalidOffsets, t.TableID)
@@ -121,6 +129,17 @@ func writeBucketArray(buf *bytes.Buffer, tableID int64, bs []offsets.BucketOffse
 		set[b.BucketID] = true
 		arr[b.BucketID] = b.LogEndOffset
 	}
+	// Size the buffer once: a million-bucket register encodes eight of
+	// these at a time, and doubling would leave twice their size behind.
+	n := 2 + len(arr)
+	for i, v := range arr {
+		if !set[i] {
+			n += 2
+			continue
+		}
+		n += decimalLen(v)
+	}
+	buf.Grow(n)
 	buf.WriteByte('[')
 	for i, v := range arr {
 		if i > 0 {
@@ -129,7 +148,7 @@ func writeBucketArray(buf *bytes.Buffer, tableID int64, bs []offsets.BucketOffse
 		if !set[i] {
 			v = -1
 		}
-		buf.WriteString(strconv.FormatInt(v, 10))
+		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), v, 10))
 	}
 	buf.WriteByte(']')
 	return nil
@@ -293,4 +312,14 @@ func decodeBucketArray(raw json.RawMessage) ([]int64, error) {
 		out[i] = v
 	}
 	return out, nil
+}
+
+// decimalLen is the length of strconv.FormatInt(v, 10) for v >= 0.
+func decimalLen(v int64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
 }

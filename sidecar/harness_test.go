@@ -67,6 +67,8 @@ type sidecarOpts struct {
 	gateID         string
 	requestTimeout time.Duration
 	maxFrame       int32
+	// advertise replaces the bound address in GET_METADATA answers.
+	advertise *config.Listener
 }
 
 // startSidecar runs the sidecar's APIs on a wire server over a real
@@ -105,9 +107,13 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 	}
 	ts.addr = ln.Addr().String()
 	port := ln.Addr().(*net.TCPAddr).Port
+	adv := config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: port}
+	if o.advertise != nil {
+		adv = *o.advertise
+	}
 	sc, err := sidecar.New(sidecar.Config{
 		NodeID:         0,
-		Advertised:     []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: port}},
+		Advertised:     []config.Listener{adv},
 		Registry:       ts.registry,
 		RequestTimeout: o.requestTimeout,
 	})

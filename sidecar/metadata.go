@@ -5,7 +5,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -26,13 +25,15 @@ func (s *Sidecar) getMetadata() wire.API {
 					addr = l
 				}
 			}
-			listeners := config.FormatListeners(s.cfg.Advertised)
+			// Like a coordinator, only node id, host and port: the
+			// listeners field would tell a client the address of every
+			// listener, including the internal one that skips
+			// authorization.
 			node := func() *messages.PbServerNode {
 				return &messages.PbServerNode{
-					NodeId:    proto.Int32(s.cfg.NodeID),
-					Host:      proto.String(addr.Host),
-					Port:      proto.Int32(int32(addr.Port)),
-					Listeners: proto.String(listeners),
+					NodeId: proto.Int32(s.cfg.NodeID),
+					Host:   proto.String(addr.Host),
+					Port:   proto.Int32(int32(addr.Port)),
 				}
 			}
 			return &messages.MetadataResponse{

@@ -42,7 +42,7 @@ type Config struct {
 	RequireTableForEmpty bool
 	// ServerName names this server in the UNKNOWN_TABLE_OR_BUCKET message,
 	// "This server <name> does not know this table ID ...". Default
-	// "sidecar-<NodeID>".
+	// "coordinator", the name a Fluss coordinator gives there.
 	ServerName string
 }
 
@@ -78,7 +78,7 @@ func New(cfg Config) (*Sidecar, error) {
 	}
 	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName}
 	if s.serverName == "" {
-		s.serverName = fmt.Sprintf("sidecar-%d", cfg.NodeID)
+		s.serverName = "coordinator"
 	}
 	s.mux = wire.NewMux(
 		s.apiVersions(),

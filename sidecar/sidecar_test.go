@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -157,6 +158,75 @@ func TestGoldenFrames(t *testing.T) {
 	}
 	if got, want := readFrame(t, nc), golden(t, "error_63_response"); !bytes.Equal(got, want) {
 		t.Fatalf("error 63:\n got % x\nwant % x", got, want)
+	}
+}
+
+// TestMetadataNodeHasNoListeners pins the GET_METADATA answer: each
+// PbServerNode carries node id, host and port only, as a coordinator's
+// answer to clients does; listeners (field 4) would reveal every listener's
+// address, the internal one included.
+func TestMetadataNodeHasNoListeners(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{advertise: &config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 9123}})
+	nc := ts.rawConn(t)
+	if _, err := nc.Write(golden(t, "metadata_request_empty")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFrame(t, nc), golden(t, "metadata_response"); !bytes.Equal(got, want) {
+		t.Fatalf("metadata:\n got % x\nwant % x", got, want)
+	}
+}
+
+// TestErrorTextGolden pins the bytes of error answers built from hostile
+// input: invalid UTF-8 is sent as U+FFFD, a long echoed id is cut to 256
+// characters and its length, and a decode error names the Fluss message
+// and field in plain words.
+func TestErrorTextGolden(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	nc := ts.rawConn(t)
+	partial := func(m proto.Message) []byte {
+		b, err := proto.MarshalOptions{AllowPartial: true}.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	noBucketID := registerReq("job-1", tbl(100, bo(0, 42), &messages.PbBucketOffset{LogEndOffset: proto.Int64(1)}))
+	for _, tt := range []struct {
+		key  int16
+		id   int32
+		body []byte
+		want string
+	}{
+		{sidecar.KeyGetProducerOffsets, 8, partial(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("a\xffb")}), "error_63_invalid_utf8"},
+		{sidecar.KeyGetProducerOffsets, 9, partial(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(strings.Repeat("x", 300))}), "error_63_long_id"},
+		{sidecar.KeyRegisterProducerOffsets, 10, partial(noBucketID), "error_decode_missing_bucket_id"},
+	} {
+		if _, err := nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: tt.key, RequestID: tt.id}, tt.body)); err != nil {
+			t.Fatal(err)
+		}
+		got := readFrame(t, nc)
+		if want := golden(t, tt.want); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got % x\nwant % x", tt.want, got, want)
+		}
+		if bytes.Contains(got, []byte("flusssidecar")) || bytes.Contains(got, []byte("\u00a0")) {
+			t.Errorf("%s leaks our proto package or a non-breaking space: %q", tt.want, got)
+		}
+	}
+}
+
+// TestHugeInvalidIDGetsAShortAnswer: a 48 MiB producer id used to come
+// back twice in the error message (a 100 MB answer).
+func TestHugeInvalidIDGetsAShortAnswer(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	c := ts.dial(t)
+	id := strings.Repeat("x", 48<<20)
+	err := c.Call(ctxT(t), sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: &id}, &messages.GetProducerOffsetsResponse{})
+	fe, ok := flusserr.From(err)
+	if !ok || fe.Code != flusserr.InvalidProducerID {
+		t.Fatalf("want code 63, got %v", err)
+	}
+	if len(fe.Message) > 1024 || !strings.Contains(fe.Message, "(50331648 bytes in all)") {
+		t.Fatalf("answer of %d bytes: %.300q", len(fe.Message), fe.Message)
 	}
 }
 

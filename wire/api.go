@@ -7,7 +7,10 @@ import (
 	"sort"
 	"sync"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
 
 // Handler serves one decoded request. It returns the response message for a
@@ -27,6 +30,11 @@ type API struct {
 	// NewRequest returns a fresh, empty request message.
 	NewRequest func() proto.Message
 	Handle     Handler
+	// HandleRaw, if set, is called instead of decoding the body and calling
+	// Handle: for an API whose requests can be large, so that it can decode
+	// them into something smaller than the generated message. It can use
+	// DecodeBody for requests it does not read itself.
+	HandleRaw func(ctx context.Context, s *Session, version int16, body []byte) (proto.Message, error)
 }
 
 // String is "NAME(key)", or "api key <key>" when the API has no name.
@@ -209,4 +217,32 @@ type Forwarder interface {
 	// Flush is called whenever the reader is about to wait, for the network
 	// or for an in-flight slot: whatever Forward held back must go out now.
 	Flush(s *Session)
+}
+
+// rawProducerID returns the producer_id of a request body that HandleRaw
+// serves, for the request's trace, without decoding the rest: the last
+// occurrence of the request message's producer_id field, bounded as
+// producerIDOf does, or "".
+func rawProducerID(api API, body []byte) string {
+	fd := api.NewRequest().ProtoReflect().Descriptor().Fields().ByName("producer_id")
+	if fd == nil {
+		return ""
+	}
+	var id []byte
+	for len(body) > 0 {
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 {
+			break
+		}
+		body = body[n:]
+		m := protowire.ConsumeFieldValue(num, typ, body)
+		if m < 0 {
+			break
+		}
+		if num == fd.Number() && typ == protowire.BytesType {
+			id, _ = protowire.ConsumeBytes(body[:m])
+		}
+		body = body[m:]
+	}
+	return flusserr.Echo(string(id))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 
@@ -24,7 +25,7 @@ const (
 	requestHeaderSize    = 8 // api_key, api_version, request_id
 	responseHeaderSize   = 5 // type, request_id
 	maxMessageLen        = 2048
-	initialReadChunkSize = 1 << 20
+	initialReadChunkSize = 64 << 10
 )
 
 // RequestHeader is the 8-byte header that starts every request payload.
@@ -164,14 +165,38 @@ func ReadFrame(r io.Reader, maxFrameSize int32) ([]byte, error) {
 	if _, err := io.ReadFull(r, lb[:]); err != nil {
 		return nil, err
 	}
+	n, err := checkLength(lb, maxFrameSize)
+	if err != nil {
+		return nil, err
+	}
+	return readPayload(r, n)
+}
+
+// checkLength decodes a length field and refuses a negative one or one
+// above maxFrameSize-4 (maxFrameSize <= 0 means DefaultMaxFrameSize).
+func checkLength(lb [lengthFieldSize]byte, maxFrameSize int32) (int32, error) {
+	if maxFrameSize <= 0 {
+		maxFrameSize = DefaultMaxFrameSize
+	}
 	n := int32(binary.BigEndian.Uint32(lb[:]))
 	limit := int64(maxFrameSize) - lengthFieldSize
 	if n < 0 {
-		return nil, &FrameError{Kind: FrameNegativeLength, Length: int64(n), Hint: sniff(lb)}
+		return 0, &FrameError{Kind: FrameNegativeLength, Length: int64(n), Hint: sniff(lb)}
 	}
 	if int64(n) > limit {
-		return nil, &FrameError{Kind: FrameTooLarge, Length: int64(n), Limit: limit, Hint: sniff(lb)}
+		return 0, &FrameError{Kind: FrameTooLarge, Length: int64(n), Limit: limit, Hint: sniff(lb)}
 	}
+	return n, nil
+}
+
+// readPayload reads the n payload bytes of a frame whose length field has
+// been read. A small frame is read into one buffer of its size. A larger
+// one is read in chunks of initialReadChunkSize, each allocated as its
+// bytes arrive, until half the frame is there; then one buffer of the
+// frame's size takes the chunks and the rest. So a length claim alone
+// allocates one chunk, memory never exceeds twice what the peer has sent,
+// and a whole frame peaks at 1.5 times its size.
+func readPayload(r io.Reader, n int32) ([]byte, error) {
 	if n <= initialReadChunkSize {
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
@@ -179,20 +204,25 @@ func ReadFrame(r io.Reader, maxFrameSize int32) ([]byte, error) {
 		}
 		return buf, nil
 	}
-	// Large frame: grow the buffer as data arrives.
-	buf := make([]byte, 0, initialReadChunkSize)
-	for len(buf) < int(n) {
-		if len(buf) == cap(buf) {
-			next := min(2*cap(buf), int(n))
-			buf = append(make([]byte, 0, next), buf...)
-		}
-		m, err := r.Read(buf[len(buf):min(cap(buf), int(n))])
-		buf = buf[:len(buf)+m]
-		if err != nil && len(buf) < int(n) {
+	var chunks [][]byte
+	got := 0
+	for 2*got < int(n) {
+		chunk := make([]byte, min(int(n)-got, initialReadChunkSize))
+		if _, err := io.ReadFull(r, chunk); err != nil {
 			return nil, unexpected(err)
 		}
+		chunks = append(chunks, chunk)
+		got += len(chunk)
 	}
-	return buf, nil
+	buf := make([]byte, 0, n)
+	for i, c := range chunks {
+		buf = append(buf, c...)
+		chunks[i] = nil
+	}
+	if _, err := io.ReadFull(r, buf[got:n]); err != nil {
+		return nil, unexpected(err)
+	}
+	return buf[:n], nil
 }
 
 func unexpected(err error) error {
@@ -302,11 +332,13 @@ func AppendServerFailure(dst []byte, code flusserr.Code, message string) []byte 
 }
 
 // AppendErrorResponse appends the encoded ErrorResponse message for code and
-// message to dst, omitting error_message when message is empty.
+// message to dst, omitting error_message when message is empty. The message
+// is sent as valid UTF-8 of at most 2048 bytes (see truncate), whatever the
+// caller passed.
 func AppendErrorResponse(dst []byte, code flusserr.Code, message string) []byte {
 	m := &messages.ErrorResponse{ErrorCode: proto.Int32(int32(code))}
 	if message != "" {
-		m.ErrorMessage = proto.String(message)
+		m.ErrorMessage = proto.String(truncate(message))
 	}
 	out, err := proto.MarshalOptions{}.MarshalAppend(dst, m)
 	if err != nil {
@@ -328,15 +360,18 @@ func DecodeError(body []byte) error {
 	return &flusserr.Error{Code: flusserr.Code(m.GetErrorCode()), Message: m.GetErrorMessage()}
 }
 
-// truncate cuts s to at most maxMessageLen bytes without splitting a UTF-8
-// sequence.
+// truncate makes s fit in an error_message: valid UTF-8 (ill-formed bytes
+// become U+FFFD) and at most maxMessageLen bytes, a longer text being cut at
+// a character boundary and ended by its full length.
 func truncate(s string) string {
+	s = flusserr.ValidUTF8(s)
 	if len(s) <= maxMessageLen {
 		return s
 	}
-	cut := maxMessageLen
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
+	suffix := fmt.Sprintf("... (%d bytes in all)", len(s))
+	cut := maxMessageLen - len(suffix)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut]
+	return s[:cut] + suffix
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -341,7 +342,9 @@ func TestTruncate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := truncate(tt.in)
-			if len(got) > tt.max || !utf8.ValidString(got) || !strings.HasPrefix(tt.in, got) || len(got) < tt.max-3 {
+			kept, _, _ := strings.Cut(got, "... (")
+			if len(got) > tt.max || !utf8.ValidString(got) || !strings.HasPrefix(tt.in, kept) || len(got) < tt.max-3 ||
+				(len(tt.in) > tt.max && !strings.HasSuffix(got, fmt.Sprintf("... (%d bytes in all)", len(tt.in)))) {
 				t.Fatalf("truncate gave %d bytes, valid=%v", len(got), utf8.ValidString(got))
 			}
 		})

@@ -47,16 +47,18 @@ type RequestDone struct {
 	Passed   bool
 	Duration time.Duration
 	// ProducerID is the request's producer_id, for the requests that have
-	// one.
+	// one; a long one is cut as flusserr.Echo does.
 	ProducerID string
 	// Message is the error message answered, when Code is not NONE.
 	Message string
 }
 
-// producerIDOf returns the producer_id of a decoded request that has one.
+// producerIDOf returns the producer_id of a decoded request that has one,
+// bounded for logs and observers by flusserr.Echo: a client may send a
+// 48 MiB id, which the log line of its error would otherwise repeat.
 func producerIDOf(m proto.Message) string {
 	if p, ok := m.(interface{ GetProducerId() string }); ok {
-		return p.GetProducerId()
+		return flusserr.Echo(p.GetProducerId())
 	}
 	return ""
 }

@@ -25,10 +25,16 @@ const (
 	DefaultMaxInFlightPerConn = 1024
 	DefaultIdleTimeout        = 10 * time.Minute
 	DefaultDrainTimeout       = 30 * time.Second
+	DefaultMaxConns           = 1024
+	DefaultMaxRunningPerConn  = 2
 )
 
 // ErrServerClosed is returned by Serve when it is called after Close.
 var ErrServerClosed = errors.New("wire: server closed")
+
+// ErrDrainTimeout is returned (possibly joined with other errors) by Close
+// when requests were still in flight after DrainTimeout and were cut.
+var ErrDrainTimeout = errors.New("wire: drain timed out; requests in flight were cancelled")
 
 // ServerConfig configures a Server. Zero values take the documented
 // defaults.
@@ -47,9 +53,20 @@ type ServerConfig struct {
 	// connection; when it is reached the server stops reading from that
 	// connection until one finishes. Default DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
+	// MaxRunningPerConn bounds the requests of one connection whose
+	// handlers run at once; the connection's other requests in flight wait
+	// their turn (in no set order). It keeps a client that pipelines thousands of
+	// requests from filling the stores' queues ahead of everyone else's.
+	// Requests taken by a Forwarder do not count. Default
+	// DefaultMaxRunningPerConn.
+	MaxRunningPerConn int
 	// MaxConns bounds open connections; a connection accepted beyond it is
-	// closed at once. 0 means unlimited.
+	// closed at once. Default DefaultMaxConns.
 	MaxConns int
+	// Budget bounds the request bytes held in memory across every
+	// connection (see Budget); several servers may share one. Nil gives
+	// this server a budget of DefaultRequestBudget bytes of its own.
+	Budget *Budget
 	// IdleTimeout closes a connection that has sent nothing for this long
 	// while no request of it is in flight. It also bounds how long one
 	// response write may block. Default DefaultIdleTimeout.
@@ -91,6 +108,9 @@ func (c ServerConfig) Validate() error {
 	if c.MaxInFlightPerConn < 0 {
 		errs = append(errs, fmt.Errorf("MaxInFlightPerConn %d is negative", c.MaxInFlightPerConn))
 	}
+	if c.MaxRunningPerConn < 0 {
+		errs = append(errs, fmt.Errorf("MaxRunningPerConn %d is negative", c.MaxRunningPerConn))
+	}
 	if c.MaxConns < 0 {
 		errs = append(errs, fmt.Errorf("MaxConns %d is negative", c.MaxConns))
 	}
@@ -118,6 +138,15 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxRunningPerConn == 0 {
+		c.MaxRunningPerConn = DefaultMaxRunningPerConn
+	}
+	if c.Budget == nil {
+		c.Budget = NewBudget(DefaultRequestBudget)
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -242,7 +271,8 @@ func (s *Server) isClosing() bool {
 // DrainTimeout while reading no new ones, then cancels what is left and
 // closes every connection. It is idempotent and safe to call concurrently;
 // every call returns after the shutdown has finished. A handler that ignores
-// its context may outlive Close.
+// its context may outlive Close. The error wraps ErrDrainTimeout when
+// requests were cut.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -281,6 +311,7 @@ func (s *Server) Close() error {
 			for _, c := range conns {
 				c.abort()
 			}
+			errs = append(errs, ErrDrainTimeout)
 		}
 		s.closeErr = errors.Join(errs...)
 		close(s.done)
@@ -349,11 +380,19 @@ type serverConn struct {
 
 	ctx    context.Context // cancelled when the connection closes
 	cancel context.CancelFunc
+	// readCtx is cancelled when the connection drains or closes; the
+	// reader waits for room in the budget under it.
+	readCtx    context.Context
+	readCancel context.CancelFunc
+
+	chargeMu sync.Mutex
+	charges  map[int32][]int64 // budget charges of forwarded requests
 
 	w          *sockWriter
 	writerStop chan struct{}
 	rep        *Replier
 	sem        chan struct{}
+	running    chan struct{} // slots of handlers running at once
 	handlers   sync.WaitGroup
 	inflight   atomic.Int64
 	draining   atomic.Bool
@@ -371,10 +410,14 @@ type serverConn struct {
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	id := s.nextConnID.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
+	readCtx, readCancel := context.WithCancel(ctx)
 	c := &serverConn{
-		srv: s,
-		nc:  nc,
-		br:  bufio.NewReaderSize(nc, 64<<10),
+		readCtx:    readCtx,
+		readCancel: readCancel,
+		charges:    map[int32][]int64{},
+		srv:        s,
+		nc:         nc,
+		br:         bufio.NewReaderSize(nc, 64<<10),
 		sess: &Session{
 			ConnID:       id,
 			RemoteAddr:   nc.RemoteAddr(),
@@ -386,6 +429,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		cancel:     cancel,
 		writerStop: make(chan struct{}),
 		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
+		running:    make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
 	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writerStop, c.writeFailed)
 	c.w.maxQueued = maxQueuedOut
@@ -428,6 +472,7 @@ func (c *serverConn) closeConn() {
 // drain stops reading new requests; in-flight ones still get answered.
 func (c *serverConn) drain() {
 	c.draining.Store(true)
+	c.readCancel()
 	c.nc.SetReadDeadline(time.Now())
 }
 
@@ -493,16 +538,21 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		if !c.setReadDeadline() {
 			return true
 		}
-		payload, err := ReadFrame(c.br, c.srv.cfg.MaxFrameSize)
+		payload, charge, err := c.readRequest()
 		if err == nil {
 			var h RequestHeader
 			var body []byte
 			if h, body, err = ParseRequest(payload); err == nil {
-				if !c.start(h, body) {
+				if !c.start(h, body, charge) {
+					c.srv.cfg.Budget.Release(charge)
 					return false
 				}
 				continue
 			}
+			c.srv.cfg.Budget.Release(charge)
+		}
+		if errors.Is(err, errStopReading) {
+			return c.draining.Load()
 		}
 		var fe *FrameError
 		if errors.As(err, &fe) {
@@ -515,6 +565,77 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		c.logReadEnd(err)
 		return c.draining.Load() && isTimeout(err)
 	}
+}
+
+// errStopReading reports that the reader gave up waiting for room in the
+// budget because the connection is draining or closing.
+var errStopReading = errors.New("wire: stopped reading")
+
+// readRequest reads one frame's payload, reserving its length in the
+// server's budget before reading the body; the caller releases charge once
+// the request is answered. While the reservation does not fit, the
+// connection reads nothing more (backpressure), after handing the Forward
+// hook's held-back requests on so that their answers can free room.
+func (c *serverConn) readRequest() (payload []byte, charge int64, err error) {
+	lb, err := c.br.Peek(lengthFieldSize)
+	if err != nil {
+		return nil, 0, unexpected(err)
+	}
+	n, err := checkLength([lengthFieldSize]byte(lb), c.srv.cfg.MaxFrameSize)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := c.srv.cfg.Budget
+	charge = int64(n)
+	if !b.TryAcquire(charge) {
+		c.flushForwarded()
+		c.log.Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
+		if err := b.Acquire(c.readCtx, charge); err != nil {
+			return nil, 0, errStopReading
+		}
+		if !c.setReadDeadline() {
+			b.Release(charge)
+			return nil, 0, errStopReading
+		}
+	}
+	c.br.Discard(lengthFieldSize)
+	payload, err = readPayload(c.br, n)
+	if err != nil {
+		b.Release(charge)
+		return nil, 0, err
+	}
+	return payload, charge, nil
+}
+
+// holdCharge records the budget charge of a request offered to the Forward
+// hook, to be released when it is answered.
+func (c *serverConn) holdCharge(id int32, charge int64) {
+	c.chargeMu.Lock()
+	c.charges[id] = append(c.charges[id], charge)
+	c.chargeMu.Unlock()
+}
+
+// releaseCharge releases the oldest charge recorded for request id. A
+// client may reuse an id while it is in flight; the totals still match.
+func (c *serverConn) releaseCharge(id int32) {
+	c.srv.cfg.Budget.Release(c.takeCharge(id))
+}
+
+// takeCharge removes and returns the oldest charge recorded for id.
+func (c *serverConn) takeCharge(id int32) int64 {
+	c.chargeMu.Lock()
+	q := c.charges[id]
+	var n int64
+	if len(q) > 0 {
+		n = q[0]
+		if len(q) == 1 {
+			delete(c.charges, id)
+		} else {
+			c.charges[id] = q[1:]
+		}
+	}
+	c.chargeMu.Unlock()
+	return n
 }
 
 func (c *serverConn) logReadEnd(err error) {
@@ -539,7 +660,7 @@ func isTimeout(err error) bool {
 // goroutine through the Forward hook when it takes the request, else on its
 // own goroutine. It reports false if the connection died while waiting for a
 // slot.
-func (c *serverConn) start(h RequestHeader, body []byte) bool {
+func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
 	select {
 	case c.sem <- struct{}{}:
 	default:
@@ -562,7 +683,13 @@ func (c *serverConn) start(h RequestHeader, body []byte) bool {
 			// returns. Untracked requests are finished here or not at all.
 			tracked := c.tracking() && c.track(tr)
 			var frame []byte
-			if frame, gated = c.offer(h, body); frame != nil {
+			c.holdCharge(h.RequestID, charge)
+			frame, gated = c.offer(h, body)
+			if frame != nil || gated {
+				c.takeCharge(h.RequestID) // not taken: charge stays with this request
+			}
+			if frame != nil {
+				c.srv.cfg.Budget.Release(charge)
 				if tracked {
 					c.untrack(h.RequestID)
 				}
@@ -584,14 +711,28 @@ func (c *serverConn) start(h RequestHeader, body []byte) bool {
 			}
 		}
 	}
-	go func() {
-		defer c.done()
-		frame := c.process(h, body, gated, &tr)
-		// Counted and logged before the client can see the answer.
-		c.finishFrame(tr, frame)
-		c.send(frame)
-	}()
+	go c.serve(h, body, gated, charge, tr)
 	return true
+}
+
+// serve answers one request on its own goroutine. A method rather than a
+// closure, so that the request's bytes are garbage once the handler has
+// decoded them instead of living as long as the goroutine.
+func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int64, tr reqTrace) {
+	defer c.done()
+	var frame []byte
+	select {
+	case c.running <- struct{}{}:
+		frame = c.process(h, body, gated, &tr)
+		<-c.running
+	case <-c.ctx.Done():
+		frame = c.errorFrame(h, c.ctx.Err()) // nobody reads it
+	}
+	c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
+	c.srv.cfg.Budget.Release(charge)
+	// Counted and logged before the client can see the answer.
+	c.finishFrame(tr, frame)
+	c.send(frame)
 }
 
 // offer runs the Gate and the Forward hook on the reader goroutine. It
@@ -676,6 +817,7 @@ func (r *Replier) Queue(requestID int32, t ResponseType, body []byte) {
 func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start bool) {
 	c := r.c
 	defer c.done()
+	c.releaseCharge(requestID)
 	if tr, ok := c.untrack(requestID); ok {
 		c.finish(tr, t, body, true)
 	}
@@ -709,6 +851,7 @@ func (r *Replier) Flush() { r.c.w.start() }
 func (r *Replier) ReplyError(requestID int32, err error) {
 	c := r.c
 	defer c.done()
+	c.releaseCharge(requestID)
 	frame := c.errorFrame(RequestHeader{RequestID: requestID}, err)
 	if tr, ok := c.untrack(requestID); ok {
 		c.finishFrame(tr, frame)
@@ -773,15 +916,20 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
 				api, h.APIVersion, api.MinVersion, api.MaxVersion))
 	}
-	req := api.NewRequest()
-	if err := proto.Unmarshal(body, req); err != nil {
-		c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
-		return AppendError(nil, h.RequestID, flusserr.CorruptMessage,
-			truncate(fmt.Sprintf("Failed to decode %s for %v version %d: %v",
-				req.ProtoReflect().Descriptor().Name(), api, h.APIVersion, err)))
+	var resp proto.Message
+	var err error
+	if api.HandleRaw != nil {
+		tr.producerID = rawProducerID(api, body)
+		resp, err = api.HandleRaw(c.ctx, c.sess, h.APIVersion, body)
+	} else {
+		req := api.NewRequest()
+		if err := DecodeBody(api, h.APIVersion, body, req); err != nil {
+			c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+			return c.errorFrame(h, err)
+		}
+		tr.producerID = producerIDOf(req)
+		resp, err = api.Handle(c.ctx, c.sess, req)
 	}
-	tr.producerID = producerIDOf(req)
-	resp, err := api.Handle(c.ctx, c.sess, req)
 	if err != nil {
 		return c.errorFrame(h, err)
 	}

@@ -72,7 +72,8 @@ func TestServerAnswers(t *testing.T) {
 			wantMsg: []string{"boom"}},
 		{name: "long error is cut", key: keyFail, body: fail("long"), wantType: ResponseError, wantCode: -1,
 			check: func(t *testing.T, body []byte) {
-				if msg := decodeErrorResponse(t, body).GetErrorMessage(); len(msg) > maxMessageLen || len(msg) < maxMessageLen-4 {
+				if msg := decodeErrorResponse(t, body).GetErrorMessage(); len(msg) > maxMessageLen || len(msg) < maxMessageLen-4 ||
+					!strings.HasSuffix(msg, "... (6000 bytes in all)") {
 					t.Fatalf("message length %d", len(msg))
 				}
 			}},
@@ -581,8 +582,8 @@ func TestCloseDrainTimeout(t *testing.T) {
 	call := make(chan error, 1)
 	go func() { call <- c.Call(testCtx(t), keyCtx, 0, echoReq("x"), nil) }()
 	<-ctl.ctxStarted
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
+	if err := srv.Close(); !errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("Close after cutting a request: %v, want ErrDrainTimeout", err)
 	}
 	if err := <-ctl.ctxDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("handler ctx err = %v", err)

@@ -1,21 +1,20 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 )
 
-// serve runs the sidecar until SIGINT or SIGTERM. Once it accepts
-// connections, it prints the first listener's bound host:port as the first
-// line of stdout, for harnesses that start it on port 0.
+// serve runs the sidecar until SIGINT or SIGTERM (SIGHUP is ignored, see
+// signalContext). Once it accepts connections, it prints the first
+// listener's bound host:port as the first line of stdout, for harnesses
+// that start it on port 0. Its exit status is 2 for bad configuration, 1
+// when the sidecar cannot start, and after a shutdown what shutdownStatus
+// says.
 func serve(args []string, stdout, stderr io.Writer) int {
 	args, shorthands, err := serveFlags(args)
 	var cfg *config.Config
@@ -34,7 +33,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	log := app.NewLogger("fluss-sidecar", settings.LogLevel, settings.Ops.LogFormat, stderr)
 	app.LogStartup(log, cfg, settings)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	for _, w := range app.CheckKeys(cfg) {
+		log.Warn(w)
+	}
+	ctx, stop := signalContext(log)
 	defer stop()
 	a, err := app.Start(ctx, settings, app.Options{Logger: log})
 	if err != nil {
@@ -44,10 +46,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, a.Addr())
 	<-ctx.Done()
 	log.Info("shutting down")
-	if err := a.Close(); err != nil {
-		log.Warn("shutdown", "error", err)
+	err = a.Close()
+	if err != nil {
+		log.Error("shutdown was not clean", "error", err)
 	}
-	return 0
+	return shutdownStatus(err)
 }
 
 // loadConfig reads --config FILE (or --config=FILE) and -Dkey=value

@@ -106,9 +106,9 @@ def api_version(key):  # PbApiVersion: 1 api_key, 2 min_version, 3 max_version
     return f_varint(1, "api_key", key) + f_varint(2, "min_version", 0) + f_varint(3, "max_version", 0)
 
 
-def server_node():  # PbServerNode: 1 node_id, 2 host, 3 port, 4 listeners
+def server_node():  # PbServerNode: 1 node_id, 2 host, 3 port (4 listeners is not sent to clients)
     return (f_varint(1, "node_id", REF_NODE_ID) + f_bytes(2, "host", REF_HOST)
-            + f_varint(3, "port", REF_PORT) + f_bytes(4, "listeners", "FLUSS://%s:%d" % (REF_HOST, REF_PORT)))
+            + f_varint(3, "port", REF_PORT))
 
 
 def bucket(bucket_id, offset, partition=None):
@@ -143,8 +143,7 @@ def j_bucket(bucket_id, offset, partition=None):
 
 
 def j_node():
-    return {"node_id": REF_NODE_ID, "host": REF_HOST, "port": REF_PORT,
-            "listeners": "FLUSS://%s:%d" % (REF_HOST, REF_PORT)}
+    return {"node_id": REF_NODE_ID, "host": REF_HOST, "port": REF_PORT}
 
 
 SERVED = [(1000, "API_VERSIONS"), (1012, "GET_METADATA"), (1038, "AUTHENTICATE"),
@@ -199,7 +198,7 @@ vec("metadata_request_empty", request(1012, 1, []),
 vec("metadata_response", success(1, f_msg(1, "coordinator_server", server_node())
                                  + f_msg(2, "tablet_servers", server_node())),
     meaning="The sidecar names itself as coordinator and as the one tablet server (node 0 at its advertised "
-            "address); no table or partition metadata.",
+            "address); no table or partition metadata, and no listeners field, as a coordinator answers clients.",
     api_key=1012, message="MetadataResponse", exact="reference",
     decoded={"coordinator_server": j_node(), "tablet_servers": [j_node()]}, scenario="main")
 

@@ -138,6 +138,9 @@ func Start(cfg Config) (*Coordinator, error) {
 		Logger:      cfg.Logger.Named("fakecoord"),
 		Gate:        c.gate,
 		RawFallback: c.echo,
+		// Like a Fluss coordinator, run every request of a connection at
+		// once: a test may hold some while others must still be served.
+		MaxRunningPerConn: wire.DefaultMaxInFlightPerConn,
 	})
 	go func() {
 		defer close(c.done)

@@ -71,6 +71,11 @@ def table(table_id, buckets):
     return f_varint(1, table_id) + b"".join(f_bytes(2, b) for b in buckets)
 
 
+# PbServerNode: 1 node_id, 2 host, 3 port (4 listeners and 5 rack left out)
+def server_node(node_id, host, port):
+    return f_varint(1, node_id) + f_bytes(2, host) + f_varint(3, port)
+
+
 EXPIRATION = 1735538268000 + 24 * 3600 * 1000  # the tests' clock + 24h
 
 frames = {
@@ -96,6 +101,23 @@ frames = {
     "delete_request": request(1055, 0, 3, f_bytes(1, "job-1")),
     "delete_response": success(3, b""),
     "metadata_request_empty": request(1012, 0, 4, b""),
+    # Producer id "a", 0xFF, "b": the invalid byte is echoed as U+FFFD
+    # (EF BF BD), as a Fluss client's string decoder shows it.
+    "error_63_invalid_utf8": error(8, 63, "Invalid producer ID 'a\ufffdb': 'a\ufffdb' contains one or more characters "
+                                   "other than ASCII alphanumerics, '_' and '-'"),
+    # Producer id of 300 'x': echoed as its first 256 characters and its
+    # full length.
+    "error_63_long_id": error(9, 63, "Invalid producer ID '" + "x" * 256 + "... (300 bytes in all)': the length of '"
+                              + "x" * 256 + "... (300 bytes in all)' is longer than the max allowed length 200"),
+    # REGISTER whose second bucket of the first table has no bucket_id.
+    "error_decode_missing_bucket_id": error(10, 3, "Failed to decode RegisterProducerOffsetsRequest of "
+                                            "REGISTER_PRODUCER_OFFSETS(1053) version 0: required field "
+                                            "table_offsets[0].bucket_offsets[1].bucket_id is missing"),
+    # GET_METADATA answer for request 4 from node 0 advertised at
+    # 127.0.0.1:9123: PbServerNode carries node_id, host and port only (no
+    # listeners, field 4), as a coordinator's answer to clients.
+    "metadata_response": success(4, f_bytes(1, server_node(0, "127.0.0.1", 9123))
+                                 + f_bytes(2, server_node(0, "127.0.0.1", 9123))),
 }
 
 if __name__ == "__main__":

@@ -1,0 +1,232 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"gocloud.dev/gcerrors"
+
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+)
+
+// Keys of the limits that validate checks, besides those named in
+// settings.go.
+const (
+	KeyOrphanGrace        = "sidecar.orphan-cleanup.grace-period"
+	KeyNodeID             = "sidecar.node-id"
+	KeyRequestTimeout     = "sidecar.request-timeout"
+	KeyMaxInFlight        = "sidecar.max-inflight-per-connection"
+	KeyMaxConnections     = "sidecar.max-connections"
+	KeyMaxRunningPerConn  = "sidecar.max-running-per-connection"
+	KeyMaxQueuedBytes     = "sidecar.max-queued-request-bytes"
+	KeyLogLevel           = "sidecar.log.level"
+	KeyDrainTimeout       = "sidecar.shutdown.drain-timeout"
+	KeyStorageStartChecks = "sidecar.storage.start-check-attempts"
+)
+
+// LogLevels are the accepted values of sidecar.log.level.
+var LogLevels = []string{"trace", "debug", "info", "warn", "error"}
+
+// CheckKeys reports keys that are probably mistakes, one WARN line each: a
+// key in the sidecar's own "sidecar." namespace that it does not read, and
+// any key within a small edit distance of a key it reads (a misspelling such
+// as "zookeeper.adress"), naming the likely intended key. Other unknown keys
+// are left alone: a Fluss server.yaml holds many the sidecar does not need.
+func CheckKeys(c *config.Config) []string {
+	var out []string
+	for _, k := range c.Keys() {
+		if IsKnownKey(k) {
+			continue
+		}
+		if near := nearestKey(k); near != "" {
+			out = append(out, fmt.Sprintf("configuration key %q is not one the sidecar reads; did you mean %q? (the value is ignored)", k, near))
+			continue
+		}
+		if strings.HasPrefix(k, "sidecar.") {
+			out = append(out, fmt.Sprintf("configuration key %q is not one the sidecar reads (the value is ignored); see docs/limits.md and README.md for the sidecar.* keys", k))
+		}
+	}
+	return out
+}
+
+// nearestKey returns the known key closest to k if it is within the
+// allowed distance: 1 edit for keys up to 10 characters, 2 for longer ones.
+func nearestKey(k string) string {
+	limit := 1
+	if len(k) > 10 {
+		limit = 2
+	}
+	best, bestD := "", limit+1
+	for _, cand := range KnownKeys() {
+		if d := editDistance(k, cand, limit); d < bestD {
+			best, bestD = cand, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance (insertions,
+// deletions, substitutions and adjacent transpositions) between a and b, or
+// limit+1 when it is larger than limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return min(prev[len(b)], limit+1)
+}
+
+// validate checks values that parse but cannot work, one error each, with
+// the key and what to do.
+func (s *Settings) validate() []error {
+	var errs []error
+	positive := func(key string, d time.Duration, why string) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %v%s", key, d, why))
+		}
+	}
+	positive(KeyZKSessionTimeout, s.ZooKeeperSessionTimeout, "")
+	positive(KeyZKConnTimeout, s.ZooKeeperConnectionTimeout, "")
+	positive(KeyTTL, s.ProducerOffsetsTTL, ": every snapshot would be born expired and deleted by the next cleanup")
+	positive(KeyIdleTimeout, s.IdleTimeout, "")
+	positive(KeyRequestTimeout, s.RequestTimeout, "")
+	if s.ShutdownDrainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%s must not be negative, got %v", KeyDrainTimeout, s.ShutdownDrainTimeout))
+	}
+	if s.MaxInFlightPerConn <= 0 {
+		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", KeyMaxInFlight, s.MaxInFlightPerConn))
+	}
+	if s.MaxRunningPerConn <= 0 {
+		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", KeyMaxRunningPerConn, s.MaxRunningPerConn))
+	}
+	if s.MaxConnections <= 0 {
+		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d: the sidecar would refuse every client", KeyMaxConnections, s.MaxConnections))
+	}
+	if s.MaxQueuedRequestBytes < s.MaxRequestSize {
+		errs = append(errs, fmt.Errorf("%s (%d bytes) must be at least %s (%d bytes), or a request of the largest allowed size could never be read",
+			KeyMaxQueuedBytes, s.MaxQueuedRequestBytes, KeyMaxRequestSize, s.MaxRequestSize))
+	}
+	if !validLogLevel(s.LogLevel) {
+		errs = append(errs, fmt.Errorf("%s: %q is not a log level (want one of %s)", KeyLogLevel, s.LogLevel, strings.Join(LogLevels, ", ")))
+	}
+	if s.StorageStartChecks < 1 {
+		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", KeyStorageStartChecks, s.StorageStartChecks))
+	}
+	if err := s.checkAuthorizerListeners(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+func validLogLevel(l string) bool {
+	for _, v := range LogLevels {
+		if strings.EqualFold(l, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAuthorizerListeners refuses authorization that enforces nothing:
+// the internal listener skips ACL checks (as in Fluss), so with every
+// listener internal no request would ever be checked.
+func (s *Settings) checkAuthorizerListeners() error {
+	if !s.Security.AuthorizerEnabled || len(s.Listeners) == 0 {
+		return nil
+	}
+	var names []string
+	for _, l := range s.Listeners {
+		if l.Name != s.Security.InternalListener {
+			return nil
+		}
+		names = append(names, l.Name)
+	}
+	return fmt.Errorf("%s is true but the only listener, %s, is the internal listener (%s=%s), which skips authorization, so nothing would be enforced; "+
+		"add a client listener, e.g. %s: %s://host:9123,CLIENT://host:9124 with %s: CLIENT:sasl, or set %s to the name of a listener clients do not use",
+		authz.KeyAuthorizerEnabled, strings.Join(names, ","), authz.KeyInternalListener, s.Security.InternalListener,
+		KeyBindListeners, s.Security.InternalListener, authz.KeyProtocolMap, authz.KeyInternalListener)
+}
+
+// storageProber is what checkStorage needs of the remote store.
+type storageProber interface {
+	Probe(ctx context.Context) error
+}
+
+// checkStorage probes remote storage at start. Storage that is definitely
+// unusable (permission denied, a missing bucket, bad credentials) fails the
+// start; any other failure is retried up to attempts times with backoff,
+// each failure logged, and if it persists the sidecar starts anyway with an
+// error logged, since requests will succeed once the storage is back.
+func checkStorage(ctx context.Context, p storageProber, dir string, attempts int, sleep func(context.Context, time.Duration) error, log hclog.Logger) error {
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := p.Probe(ctx)
+		if err == nil {
+			if attempt > 1 {
+				log.Info("remote storage is reachable", "dir", dir, "attempt", attempt)
+			}
+			return nil
+		}
+		if definitelyUnusable(err) {
+			return fmt.Errorf("remote storage %s is unusable (%s): %w", dir, gcerrors.Code(err), err)
+		}
+		if attempt >= attempts || ctx.Err() != nil {
+			log.Error("remote storage is not reachable; starting anyway, producer offsets requests will fail until it is",
+				"dir", dir, "attempts", attempt, "error", err)
+			return nil
+		}
+		log.Warn("remote storage check failed; retrying", "dir", dir, "attempt", attempt, "error", err)
+		if err := sleep(ctx, delay); err != nil {
+			return fmt.Errorf("remote storage %s: %w", dir, err)
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+func definitelyUnusable(err error) bool {
+	switch gcerrors.Code(err) {
+	case gcerrors.PermissionDenied, gcerrors.NotFound, gcerrors.InvalidArgument, gcerrors.FailedPrecondition, gcerrors.Unimplemented:
+		return true
+	}
+	return false
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,149 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+)
+
+func baseConfig(kv map[string]string) *config.Config {
+	c := config.New()
+	c.Set(KeyZKAddress, "127.0.0.1:2181")
+	c.Set(KeyRemoteDataDir, "file:///tmp/fluss-remote")
+	for k, v := range kv {
+		c.Set(k, v)
+	}
+	return c
+}
+
+// TestBadConfigurations: every value that parses but cannot work refuses
+// the start with one line naming the key.
+func TestBadConfigurations(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		kv   map[string]string
+		want string // substring of the one error line; "" means accepted
+	}{
+		{"defaults", nil, ""},
+		{"negative ttl", map[string]string{KeyTTL: "-5s"}, "coordinator.producer-offsets.ttl must be positive, got -5s: every snapshot would be born expired"},
+		{"zero ttl", map[string]string{KeyTTL: "0"}, "coordinator.producer-offsets.ttl must be positive"},
+		{"negative max connections", map[string]string{KeyMaxConnections: "-1"}, "sidecar.max-connections must be at least 1, got -1"},
+		{"zero max connections", map[string]string{KeyMaxConnections: "0"}, "sidecar.max-connections must be at least 1, got 0"},
+		{"zero running per connection", map[string]string{KeyMaxRunningPerConn: "0"}, "sidecar.max-running-per-connection must be at least 1"},
+		{"zero in-flight", map[string]string{KeyMaxInFlight: "0"}, "sidecar.max-inflight-per-connection must be at least 1"},
+		{"unknown log level", map[string]string{KeyLogLevel: "verbose"}, `sidecar.log.level: "verbose" is not a log level (want one of trace, debug, info, warn, error)`},
+		{"log level in capitals", map[string]string{KeyLogLevel: "DEBUG"}, ""},
+		{"bad mode", map[string]string{KeyMode: "sideways"}, `sidecar.mode: "sideways" is neither "standalone" nor "proxy"`},
+		{"negative session timeout", map[string]string{KeyZKSessionTimeout: "-1s"}, "zookeeper.client.session-timeout must be positive"},
+		{"zero connection timeout", map[string]string{KeyZKConnTimeout: "0"}, "zookeeper.client.connection-timeout must be positive"},
+		{"zero idle timeout", map[string]string{KeyIdleTimeout: "0 s"}, "netty.connection.max-idle-time must be positive"},
+		{"negative request timeout", map[string]string{KeyRequestTimeout: "-1 s"}, "sidecar.request-timeout must be positive"},
+		{"negative drain timeout", map[string]string{KeyDrainTimeout: "-1s"}, "sidecar.shutdown.drain-timeout must not be negative"},
+		{"zero drain timeout is allowed", map[string]string{KeyDrainTimeout: "0"}, ""},
+		{"negative orphan grace", map[string]string{KeyOrphanGrace: "-1h"}, "'sidecar.orphan-cleanup.grace-period' (-1h0m0s) must be at least twice"},
+		{"budget below the frame limit", map[string]string{KeyMaxQueuedBytes: "1mb"}, "sidecar.max-queued-request-bytes (1048576 bytes) must be at least netty.server.max-request-size (104857600 bytes)"},
+		{"budget and frame limit lowered together", map[string]string{KeyMaxQueuedBytes: "1mb", KeyMaxRequestSize: "1mb"}, ""},
+		{"zero storage checks", map[string]string{KeyStorageStartChecks: "0"}, "sidecar.storage.start-check-attempts must be at least 1"},
+		{"not a number", map[string]string{KeyMaxConnections: "many"}, `sidecar.max-connections: "many" is not an integer`},
+		{"authorizer with only the internal listener", map[string]string{"authorizer.enabled": "true"},
+			"authorizer.enabled is true but the only listener, FLUSS, is the internal listener (internal.listener.name=FLUSS), which skips authorization, so nothing would be enforced; add a client listener"},
+		{"authorizer with a renamed internal listener", map[string]string{"authorizer.enabled": "true", KeyBindListeners: "CLIENT://127.0.0.1:9123", "internal.listener.name": "CLIENT"},
+			"the only listener, CLIENT, is the internal listener"},
+		{"authorizer with a client listener", map[string]string{"authorizer.enabled": "true",
+			KeyBindListeners: "FLUSS://127.0.0.1:9123,CLIENT://127.0.0.1:9124"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := FromConfig(baseConfig(tt.kv))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted, want %q", tt.want)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q, want one line containing %q", msg, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckKeys(t *testing.T) {
+	for _, tt := range []struct {
+		key  string
+		want string // substring of the one warning; "" means no warning
+	}{
+		{"zookeeper.adress", `did you mean "zookeeper.address"`},
+		{"coordinator.producer-offset.ttl", `did you mean "coordinator.producer-offsets.ttl"`},
+		{"sidecar.log.levle", `did you mean "sidecar.log.level"`},
+		{"Sidecar.mode", `did you mean "sidecar.mode"`},
+		{"sidecar.max-conections", `did you mean "sidecar.max-connections"`},
+		{"sidecar.frobnicate", `"sidecar.frobnicate" is not one the sidecar reads`},
+		{"zookeeper.address", ""},
+		{"security.sasl.listener.name.client.plain.jaas.config", ""},
+		{"tablet-server.host", ""},
+		{"data.dir", ""},
+		{"remote.data.dirs", `did you mean "remote.data.dir"`},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			c := config.New()
+			c.Set(tt.key, "x")
+			got := CheckKeys(c)
+			if tt.want == "" {
+				if len(got) != 0 {
+					t.Fatalf("warnings %q, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tt.want) {
+				t.Fatalf("warnings %q, want one containing %q", got, tt.want)
+			}
+		})
+	}
+}
+
+type fakeProber struct {
+	errs  []error // returned in turn; nil after the last
+	calls int
+}
+
+func (f *fakeProber) Probe(context.Context) error {
+	f.calls++
+	if f.calls <= len(f.errs) {
+		return f.errs[f.calls-1]
+	}
+	return nil
+}
+
+func TestCheckStorageRetriesTransientFailures(t *testing.T) {
+	noSleep := func(context.Context, time.Duration) error { return nil }
+	transient := errors.New("dial tcp 127.0.0.1:1: connection refused")
+	for _, tt := range []struct {
+		name      string
+		errs      []error
+		attempts  int
+		wantCalls int
+	}{
+		{"works at once", nil, 5, 1},
+		{"recovers on the third try", []error{transient, transient}, 5, 3},
+		{"still failing: start anyway after the last try", []error{transient, transient, transient, transient}, 3, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &fakeProber{errs: tt.errs}
+			if err := checkStorage(context.Background(), p, "s3://b/p", tt.attempts, noSleep, hclog.NewNullLogger()); err != nil {
+				t.Fatal(err)
+			}
+			if p.calls != tt.wantCalls {
+				t.Fatalf("%d probes, want %d", p.calls, tt.wantCalls)
+			}
+		})
+	}
+}
