@@ -171,10 +171,20 @@ func (b *Budget) Release(n int64) {
 		b.bigSeen, b.drainedRunning = false, true
 		f := b.onDrained
 		go func() {
-			f()
-			b.mu.Lock()
-			b.drainedRunning = false
-			b.mu.Unlock()
+			for {
+				f()
+				b.mu.Lock()
+				// A drain after a large reservation while f ran: run again,
+				// or that drain would wait for the next release.
+				if b.used == 0 && b.bigSeen {
+					b.bigSeen = false
+					b.mu.Unlock()
+					continue
+				}
+				b.drainedRunning = false
+				b.mu.Unlock()
+				return
+			}
 		}()
 	}
 }
