@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +18,30 @@ import (
 )
 
 // runCLI runs the command line and returns stdout, stderr and the exit code.
+// The ZooKeeper client logs to stderr from its own goroutine, as to the
+// process's stderr, so the buffers are safe for concurrent writes.
 func runCLI(args ...string) (string, string, int) {
-	var out, errOut bytes.Buffer
+	var out, errOut lockedBuffer
 	code := run(args, &out, &errOut)
 	return out.String(), errOut.String(), code
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestHelpOnEveryCommand(t *testing.T) {
