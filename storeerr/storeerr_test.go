@@ -1,0 +1,46 @@
+package storeerr
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	cause := errors.New("cause")
+	cases := []struct {
+		err       error
+		class     error
+		transient bool
+		unknown   bool
+	}{
+		{nil, nil, false, false},
+		{cause, nil, false, false},
+		{New(ErrUnavailable, false, cause), ErrUnavailable, true, false},
+		{New(ErrTimeout, true, cause), ErrTimeout, true, true},
+		{New(ErrNoSpace, false, cause), ErrNoSpace, false, false},
+		{New(ErrPermission, false, cause), ErrPermission, false, false},
+		{New(ErrTooLarge, false, cause), ErrTooLarge, false, false},
+		{New(ErrCorrupt, false, cause), ErrCorrupt, false, false},
+		{New(nil, true, cause), nil, false, true},
+		// Wrapping keeps the classes.
+		{fmt.Errorf("op: %w", New(ErrUnavailable, true, cause)), ErrUnavailable, true, true},
+	}
+	for _, c := range cases {
+		if got := Classify(c.err); got != c.class {
+			t.Errorf("Classify(%v) = %v, want %v", c.err, got, c.class)
+		}
+		if got := Transient(c.err); got != c.transient {
+			t.Errorf("Transient(%v) = %v", c.err, got)
+		}
+		if got := OutcomeUnknown(c.err); got != c.unknown {
+			t.Errorf("OutcomeUnknown(%v) = %v", c.err, got)
+		}
+	}
+	if New(ErrTimeout, false, nil) != nil {
+		t.Error("New of a nil error is not nil")
+	}
+	if err := New(ErrTimeout, false, cause); !errors.Is(err, cause) {
+		t.Error("the cause is not matched")
+	}
+}
