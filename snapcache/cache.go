@@ -405,8 +405,3 @@ func fileSize(path string, t offsets.TableOffsets) int64 {
 func retryable(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
-
-func copySnapshot(s offsets.Snapshot) offsets.Snapshot {
-	s.Tables = append(make([]offsets.FileRef, 0, len(s.Tables)), s.Tables...)
-	return s
-}

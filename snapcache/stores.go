@@ -33,7 +33,8 @@ func (s snapshots) CheckSnapshot(producerID string, snap offsets.Snapshot) error
 
 // GetSnapshot serves the znode from memory when it is cached, else shares a
 // read already in flight that started before any notification for the id,
-// else reads it.
+// else reads it. The returned Tables are shared, as ReadOffsets' Buckets
+// are: callers must not modify them (the registry only reads them).
 func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	c := s.c
 	k := key{name: producerID}
@@ -42,7 +43,7 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 		if e, ok := c.getLocked(k); ok {
 			c.mu.Unlock()
 			c.hits.Add(1)
-			return copySnapshot(e.snap), e.inc, e.found, nil
+			return e.snap, e.inc, e.found, nil
 		}
 		f, joined := c.snapFlights[producerID]
 		if !joined {
@@ -64,7 +65,7 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 			c.mu.Unlock()
 			f.snap, f.inc, f.found, f.err = snap, inc, found, err
 			close(f.done)
-			return copySnapshot(snap), inc, found, err
+			return snap, inc, found, err
 		}
 
 		c.shared.Add(1)
@@ -77,7 +78,7 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 		if f.err != nil && retryable(f.err) && ctx.Err() == nil {
 			continue // the reader that sent it gave up; read again
 		}
-		return copySnapshot(f.snap), f.inc, f.found, f.err
+		return f.snap, f.inc, f.found, f.err
 	}
 }
 
