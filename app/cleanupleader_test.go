@@ -1,10 +1,8 @@
 package app_test
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,26 +10,10 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // until polls cond; the deadline only keeps a broken test from hanging.
 func until(t *testing.T, what string, cond func() bool) {
@@ -54,7 +36,7 @@ func until(t *testing.T, what string, cond func() bool) {
 func TestCleanupOneLeader(t *testing.T) {
 	root := zktest.UniqueRoot()
 	remoteDir := "file://" + t.TempDir()
-	logs := map[string]*lockedBuffer{}
+	logs := map[string]*syncbuf.Buffer{}
 	start := func(name string) *app.App {
 		kv := reporterOn(map[string]string{
 			"zookeeper.path.root": root, "remote.data.dir": remoteDir,
@@ -62,7 +44,7 @@ func TestCleanupOneLeader(t *testing.T) {
 			"sidecar.orphan-cleanup.grace-period":           "1 h",
 		})
 		c := apptest.Config(t, sharedZK, kv)
-		logs[name] = &lockedBuffer{}
+		logs[name] = &syncbuf.Buffer{}
 		return apptest.StartConfig(t, c, app.Options{Logger: hclog.New(&hclog.LoggerOptions{Name: name, Level: hclog.Info, Output: logs[name]})})
 	}
 	a, b := start("a"), start("b")

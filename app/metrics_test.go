@@ -21,6 +21,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -311,7 +312,7 @@ func TestReadyzStorage(t *testing.T) {
 // failed read is counted as not_found.
 func TestMissingFileLoggedAndCounted(t *testing.T) {
 	dir := t.TempDir()
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	c := apptest.Config(t, sharedZK, reporterOn(map[string]string{"remote.data.dir": "file://" + dir}))
 	a := apptest.StartConfig(t, c, app.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &logs})})
 	cl := dial(t, a.Addr())

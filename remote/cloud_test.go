@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 )
 
 // startFakeGCS runs fake-gcs-server in process on a loopback port with the
@@ -92,7 +93,7 @@ func runAzurite() (string, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cmd := exec.Command(azuriteBin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
 		"--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--loose", "--silent")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -140,24 +141,6 @@ func stopAzurite() {
 
 // azuriteExited is closed when the Azurite process has exited.
 var azuriteExited chan struct{}
-
-// syncBuffer is a bytes.Buffer safe for the process's writers and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestMain(m *testing.M) {
 	code := m.Run()

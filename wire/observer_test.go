@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
@@ -64,7 +64,7 @@ func (r *recorder) RequestDone(_ string, d RequestDone) {
 func TestObserver(t *testing.T) {
 	rec := newRecorder()
 	fw := &holdingForwarder{}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &logs})
 	gate := func(_ context.Context, _ *Session, h RequestHeader) error {
 		if h.APIKey == keyRefused {
@@ -162,7 +162,7 @@ func TestObserver(t *testing.T) {
 // TestObserverDebugLine: at DEBUG every request gets one line with its
 // api, producer id, result and duration.
 func TestObserverDebugLine(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &logs})
 	_, addr := startServer(t, ServerConfig{Logger: log}, newControl())
 	r := dialRaw(t, addr)
@@ -195,21 +195,4 @@ func TestObserverRefused(t *testing.T) {
 	if len(rec.refused) != 1 || rec.refused[0] != "limit" || rec.accepted != 1 {
 		t.Fatalf("refused %v accepted %d", rec.refused, rec.accepted)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
@@ -21,27 +20,9 @@ import (
 // The ZooKeeper client logs to stderr from its own goroutine, as to the
 // process's stderr, so the buffers are safe for concurrent writes.
 func runCLI(args ...string) (string, string, int) {
-	var out, errOut lockedBuffer
+	var out, errOut syncbuf.Buffer
 	code := run(args, &out, &errOut)
 	return out.String(), errOut.String(), code
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestHelpOnEveryCommand(t *testing.T) {
