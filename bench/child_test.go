@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,10 @@ const (
 	childDirEnv  = "FLUSS_BENCH_DIR"
 	childKVEnv   = "FLUSS_BENCH_KV"   // extra key=value;... settings
 	childBodyEnv = "FLUSS_BENCH_BODY" // hex body of the do-nothing answer
+	// ChildProfileEnv, set in the benchmark's own environment, names a
+	// directory where each child writes a CPU profile of its whole life
+	// (<role>-<pid>.pprof): the way to profile the servers under the storm.
+	childProfileEnv = "FLUSS_BENCH_CPUPROFILE_DIR"
 )
 
 // runChild serves as the role in the environment; it returns the exit code.
@@ -76,6 +82,19 @@ func runChild(role string) int {
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role", role)
 		return 1
+	}
+	if dir := os.Getenv(childProfileEnv); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", role, os.Getpid())))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	fmt.Printf("ADDR %s\n", addr)
 	io.Copy(io.Discard, os.Stdin) // until the parent closes it or exits

@@ -190,7 +190,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.cancel = cancel
 	for i, ln := range s.listeners {
 		srv := wire.NewServer(wire.ServerConfig{
-			Mux:                sc.Mux(),
+			Mux:                sc.Mux().WithoutQuick(), // the controls' gate may stall
 			Logger:             cfg.Logger,
 			MaxFrameSize:       cfg.MaxFrameSize,
 			MaxInFlightPerConn: cfg.MaxInFlightPerConn,

@@ -74,6 +74,14 @@ type CachedFiles interface {
 	CachedOffsets(path string) (offsets.TableOffsets, bool)
 }
 
+// CachedSnapshots is implemented by a SnapshotStore that can answer some
+// reads from memory, at once and without I/O (snapcache does). ok is false
+// when the znode's state is not cached; found is false when it is cached
+// as absent. The returned Tables are shared: callers must not modify them.
+type CachedSnapshots interface {
+	CachedSnapshot(producerID string) (s offsets.Snapshot, found, ok bool)
+}
+
 // Result is the outcome of a register, with Fluss's wire values.
 type Result int32
 
@@ -409,6 +417,33 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 	}
 	return Snapshot{}, false, flusserr.Newf(flusserr.StorageException,
 		"Failed to get producer offsets for producer %s: the snapshot kept changing concurrently, retry", id)
+}
+
+// GetCached is Get answered from the stores' memory alone, at once: ok is
+// false, and Get must answer, when the id is invalid or the stores do not
+// hold the snapshot (or its absence) and every file it names. It appends
+// the tables to tables[:0], so that a caller can reuse one slice; the
+// tables' Buckets are shared and must not be modified. It is as current as
+// Get: the caches it reads are the ones Get reads first.
+func (r *Registry) GetCached(producerID string, tables []offsets.TableOffsets) (snap Snapshot, found, ok bool) {
+	cs, ok1 := r.snapshots.(CachedSnapshots)
+	cf, ok2 := r.files.(CachedFiles)
+	if !ok1 || !ok2 || ValidateID(&producerID) != nil {
+		return Snapshot{}, false, false
+	}
+	s, found, ok := cs.CachedSnapshot(producerID)
+	if !ok || !found {
+		return Snapshot{}, false, ok
+	}
+	tables = tables[:0]
+	for _, ref := range s.Tables {
+		t, ok := cf.CachedOffsets(ref.OffsetsPath)
+		if !ok {
+			return Snapshot{}, false, false
+		}
+		tables = append(tables, t)
+	}
+	return Snapshot{ProducerID: producerID, ExpirationTime: s.ExpirationTime, Tables: tables}, true, true
 }
 
 // readFiles reads every file of a snapshot. missing names the first file that

@@ -20,6 +20,7 @@ func (s *Sidecar) getProducerOffsets() wire.API {
 	return wire.API{
 		Key: KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
+		Quick:      s.quickGet,
 		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
 			req := m.(*messages.GetProducerOffsetsRequest)
 			ctx, cancel := s.opContext(ctx)

@@ -577,3 +577,54 @@ func TestFilesCachedByPath(t *testing.T) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
+
+// TestGetCachedFollowsTheCache: the registry's answer from memory alone
+// (what the sidecar's quick GET serves) exists only while the cache holds
+// the znode and its files, and is never older than what the session has
+// been notified of.
+func TestGetCachedFollowsTheCache(t *testing.T) {
+	f := newFixture(t, zkAddr, nil, nil)
+	const id = "quick"
+	cached := func() (int64, bool) {
+		t.Helper()
+		s, found, ok := f.registry.GetCached(id, nil)
+		if !ok {
+			return 0, false
+		}
+		if !found {
+			return -1, true
+		}
+		return s.Tables[0].Buckets[0].LogEndOffset, true
+	}
+	if _, ok := cached(); ok {
+		t.Fatal("answered before anything was read")
+	}
+	f.get(t, id)
+	if got, ok := cached(); !ok || got != -1 {
+		t.Fatalf("absent znode read once: %d %v, want absent from memory", got, ok)
+	}
+	f.register(t, id, 5) // own write: the entry is gone
+	if got, ok := cached(); ok {
+		t.Fatalf("after own register: %d from memory, want a miss", got)
+	}
+	f.get(t, id)
+	if got, ok := cached(); !ok || got != 5 {
+		t.Fatalf("after a get: %d %v, want 5 from memory", got, ok)
+	}
+	f.rawWrite(t, id, 9) // another client's write
+	f.syncInner(t)
+	if got, ok := cached(); ok {
+		t.Fatalf("after another client's write: %d from memory, want a miss", got)
+	}
+	if got := f.get(t, id); got != 9 {
+		t.Fatalf("get after another client's write: %d", got)
+	}
+	if got, ok := cached(); !ok || got != 9 {
+		t.Fatalf("after the get: %d %v, want 9 from memory", got, ok)
+	}
+	for _, bad := range []string{"", "no spaces", ".."} {
+		if _, _, ok := f.registry.GetCached(bad, nil); ok {
+			t.Fatalf("invalid id %q answered from memory", bad)
+		}
+	}
+}

@@ -82,6 +82,20 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 	}
 }
 
+// CachedSnapshot returns the znode's cached state, without any I/O or
+// waiting (producer.CachedSnapshots): ok is false when it is not cached.
+func (s snapshots) CachedSnapshot(producerID string) (offsets.Snapshot, bool, bool) {
+	c := s.c
+	c.mu.Lock()
+	e, ok := c.getLocked(key{name: producerID})
+	c.mu.Unlock()
+	if !ok {
+		return offsets.Snapshot{}, false, false
+	}
+	c.hits.Add(1)
+	return e.snap, e.found, true
+}
+
 // The writes remove the entry before they are sent (so that a read in
 // flight is not cached) and after they return (so that the next read goes
 // to ZooKeeper), whatever the outcome: applied, not applied or unknown.

@@ -35,6 +35,17 @@ type API struct {
 	// them into something smaller than the generated message. It can use
 	// DecodeBody for requests it does not read itself.
 	HandleRaw func(ctx context.Context, s *Session, version int16, body []byte) (proto.Message, error)
+	// Quick, if set, is offered each request of a supported version first,
+	// on the connection's reader goroutine, after the Gate: it answers from
+	// memory, or declines. It must not block or wait for I/O. It appends
+	// the encoded SUCCESS body to dst and returns it with ok=true, or
+	// returns ok=false (anything it appended is discarded) to have the
+	// request served as usual by HandleRaw or Handle, which give the
+	// answers to every request Quick cannot serve, errors included. A
+	// Quick answer must equal the one Handle would give. producerID is the
+	// request's producer id for the request's trace (untrimmed; the server
+	// bounds it). Quick may not keep body or dst.
+	Quick func(s *Session, version int16, body, dst []byte) (answer []byte, producerID string, ok bool)
 }
 
 // String is "NAME(key)", or "api key <key>" when the API has no name.
@@ -72,6 +83,16 @@ func NewMux(apis ...API) *Mux {
 	}
 	sort.Slice(m.sorted, func(i, j int) bool { return m.sorted[i].Key < m.sorted[j].Key })
 	return m
+}
+
+// WithoutQuick returns a registry of the same APIs with their Quick hooks
+// removed, for a server whose Gate may block (see ServerConfig.Gate).
+func (m *Mux) WithoutQuick() *Mux {
+	apis := m.Versions()
+	for i := range apis {
+		apis[i].Quick = nil
+	}
+	return NewMux(apis...)
 }
 
 // Lookup returns the API registered for key.

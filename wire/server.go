@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -77,7 +78,10 @@ type ServerConfig struct {
 	DrainTimeout time.Duration
 	// ListenerName is copied into every Session.
 	ListenerName string
-	// Gate, if set, runs before every request; see GateFunc.
+	// Gate, if set, runs before every request; see GateFunc. It runs on
+	// the connection's reader goroutine for the requests offered to an
+	// API's Quick hook (and to Forward), so with either it must not block;
+	// serve a Mux.WithoutQuick when it may.
 	Gate GateFunc
 	// Fallback, if set, serves api keys the Mux does not hold; see
 	// FallbackFunc.
@@ -389,6 +393,7 @@ type serverConn struct {
 	charges  map[int32][]int64 // budget charges of forwarded requests
 
 	w          *sockWriter
+	scratch    []byte // the reader's buffer for Quick answers
 	writerStop chan struct{}
 	rep        *Replier
 	sem        chan struct{}
@@ -538,16 +543,23 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		if !c.setReadDeadline() {
 			return true
 		}
-		payload, charge, err := c.readRequest()
+		payload, charge, borrowed, err := c.readRequest()
 		if err == nil {
 			var h RequestHeader
 			var body []byte
 			if h, body, err = ParseRequest(payload); err == nil {
-				if !c.start(h, body, charge) {
+				ok := c.start(h, body, borrowed, charge)
+				if borrowed {
+					c.br.Discard(len(payload))
+				}
+				if !ok {
 					c.srv.cfg.Budget.Release(charge)
 					return false
 				}
 				continue
+			}
+			if borrowed {
+				c.br.Discard(len(payload))
 			}
 			c.srv.cfg.Budget.Release(charge)
 		}
@@ -576,14 +588,18 @@ var errStopReading = errors.New("wire: stopped reading")
 // the request is answered. While the reservation does not fit, the
 // connection reads nothing more (backpressure), after handing the Forward
 // hook's held-back requests on so that their answers can free room.
-func (c *serverConn) readRequest() (payload []byte, charge int64, err error) {
+//
+// A payload already whole in the read buffer is borrowed rather than
+// copied: it is valid until the caller discards it from c.br, which the
+// caller must do before reading on.
+func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool, err error) {
 	lb, err := c.br.Peek(lengthFieldSize)
 	if err != nil {
-		return nil, 0, unexpected(err)
+		return nil, 0, false, unexpected(err)
 	}
 	n, err := checkLength([lengthFieldSize]byte(lb), c.srv.cfg.MaxFrameSize)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	b := c.srv.cfg.Budget
 	charge = int64(n)
@@ -591,20 +607,25 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, err error) {
 		c.flushForwarded()
 		c.log.Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
 		if err := b.Acquire(c.readCtx, charge); err != nil {
-			return nil, 0, errStopReading
+			return nil, 0, false, errStopReading
 		}
 		if !c.setReadDeadline() {
 			b.Release(charge)
-			return nil, 0, errStopReading
+			return nil, 0, false, errStopReading
 		}
 	}
 	c.br.Discard(lengthFieldSize)
+	if c.br.Buffered() >= int(n) {
+		if payload, err = c.br.Peek(int(n)); err == nil {
+			return payload, charge, true, nil
+		}
+	}
 	payload, err = readPayload(c.br, n)
 	if err != nil {
 		b.Release(charge)
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	return payload, charge, nil
+	return payload, charge, false, nil
 }
 
 // holdCharge records the budget charge of a request offered to the Forward
@@ -657,10 +678,11 @@ func isTimeout(err error) bool {
 }
 
 // start runs one request once an in-flight slot is free: on the reader
-// goroutine through the Forward hook when it takes the request, else on its
-// own goroutine. It reports false if the connection died while waiting for a
-// slot.
-func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
+// goroutine through the API's Quick hook or the Forward hook when they take
+// the request, else on its own goroutine. It reports false if the
+// connection died while waiting for a slot. A borrowed body lives in the
+// read buffer (see readRequest): it is copied before anything keeps it.
+func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge int64) bool {
 	select {
 	case c.sem <- struct{}{}:
 	default:
@@ -677,6 +699,28 @@ func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
 	c.handlers.Add(1)
 	tr := c.begin(h, requestHeaderSize+len(body))
 	gated := false
+	if api, local := c.srv.cfg.Mux.Lookup(h.APIKey); local && api.Quick != nil &&
+		h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
+		var frame []byte
+		var pid string
+		if frame, pid, gated = c.quick(api, h, body); frame != nil {
+			tr.producerID = flusserr.Echo(pid)
+			c.srv.cfg.Budget.Release(charge)
+			if len(frame) > maxScratch {
+				c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
+			}
+			c.finishFrame(tr, frame)
+			c.send(frame)
+			if cap(frame) <= maxScratch && len(c.scratch) == 0 && cap(frame) > cap(c.scratch) {
+				c.scratch = frame[:0]
+			}
+			c.done()
+			return true
+		}
+	}
+	if borrowed {
+		body = bytes.Clone(body)
+	}
 	if c.srv.cfg.Forward != nil {
 		if _, local := c.srv.cfg.Mux.Lookup(h.APIKey); !local {
 			// Tracked before the offer: the answer may come before it
@@ -693,11 +737,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
 				if tracked {
 					c.untrack(h.RequestID)
 				}
-				go func() {
-					defer c.done()
-					c.finishFrame(tr, frame)
-					c.send(frame)
-				}()
+				go c.answer(tr, frame)
 				return true
 			}
 			if !gated {
@@ -713,6 +753,14 @@ func (c *serverConn) start(h RequestHeader, body []byte, charge int64) bool {
 	}
 	go c.serve(h, body, gated, charge, tr)
 	return true
+}
+
+// answer sends a ready answer on its own goroutine, since sending may wait
+// for the client.
+func (c *serverConn) answer(tr reqTrace, frame []byte) {
+	defer c.done()
+	c.finishFrame(tr, frame)
+	c.send(frame)
 }
 
 // serve answers one request on its own goroutine. A method rather than a
@@ -733,6 +781,44 @@ func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int6
 	// Counted and logged before the client can see the answer.
 	c.finishFrame(tr, frame)
 	c.send(frame)
+}
+
+// maxScratch bounds the buffer a connection keeps for building Quick
+// answers.
+const maxScratch = 64 << 10
+
+// quick runs the Gate and the API's Quick hook on the reader goroutine. It
+// returns the frame to answer with: the Quick answer (built in c.scratch),
+// a Gate error or a panic; or nil with gated=true when Quick declined, so
+// that the request is served as usual without running the Gate again.
+func (c *serverConn) quick(api API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked", "api_key", h.APIKey, "request_id", h.RequestID,
+				"error", fmt.Sprint(r), "stack", string(debug.Stack()))
+			frame = AppendError(nil, h.RequestID, flusserr.UnknownServerError,
+				truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+		}
+	}()
+	if g := c.srv.cfg.Gate; g != nil {
+		if err := g(c.ctx, c.sess, h); err != nil {
+			return c.errorFrame(h, err), "", false
+		}
+	}
+	buf := c.scratch
+	c.scratch = nil // not shared with a send that panics half-way
+	frame, off := beginFrame(buf[:0])
+	frame = append(frame, byte(ResponseSuccess))
+	frame = binary.BigEndian.AppendUint32(frame, uint32(h.RequestID))
+	frame, pid, ok := api.Quick(c.sess, h.APIVersion, body, frame)
+	if !ok {
+		c.scratch = buf
+		return nil, "", true
+	}
+	if len(frame)-off-lengthFieldSize > math.MaxInt32 {
+		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)-off-lengthFieldSize)), pid, false
+	}
+	return endFrame(frame, off), pid, false
 }
 
 // offer runs the Gate and the Forward hook on the reader goroutine. It

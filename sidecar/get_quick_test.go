@@ -1,0 +1,302 @@
+package sidecar
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
+	"github.com/fluss-sidecar/fluss-sidecar/authz/tables"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/memstore"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// handlerBody is what the GET handler's message marshals to, the reference
+// appendGetResponse must equal.
+func handlerBody(t testing.TB, snap producer.Snapshot, keep func(int64) bool) []byte {
+	t.Helper()
+	var kept []offsets.TableOffsets
+	for _, tb := range snap.Tables {
+		if keep == nil || keep(tb.TableID) {
+			kept = append(kept, tb)
+		}
+	}
+	resp := &messages.GetProducerOffsetsResponse{
+		ProducerId:     proto.String(snap.ProducerID),
+		ExpirationTime: proto.Int64(snap.ExpirationTime),
+		TableOffsets:   tableOffsetsToProto(kept),
+	}
+	b, err := proto.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func randomSnapshot(rnd *rand.Rand) producer.Snapshot {
+	big := []int64{0, 1, -1, math.MaxInt64, math.MinInt64, 127, 128, 1 << 35}
+	pick := func() int64 {
+		if rnd.IntN(3) == 0 {
+			return big[rnd.IntN(len(big))]
+		}
+		return rnd.Int64N(1 << 40)
+	}
+	s := producer.Snapshot{ProducerID: "p-" + strconv.Itoa(rnd.IntN(1e6)), ExpirationTime: pick()}
+	for range rnd.IntN(5) {
+		t := offsets.TableOffsets{TableID: pick()}
+		for range rnd.IntN(6) {
+			b := offsets.BucketOffset{BucketID: int32(pick()), LogEndOffset: pick()}
+			if rnd.IntN(2) == 0 {
+				b.Partitioned, b.PartitionID = true, pick()
+			}
+			t.Buckets = append(t.Buckets, b)
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	return s
+}
+
+func TestAppendGetResponseMatchesMarshal(t *testing.T) {
+	even := func(id int64) bool { return id%2 == 0 }
+	tests := []struct {
+		name string
+		snap producer.Snapshot
+		keep func(int64) bool
+	}{
+		{name: "no tables", snap: producer.Snapshot{ProducerID: "p", ExpirationTime: 1735538268000}},
+		{name: "table without buckets", snap: producer.Snapshot{ProducerID: "p", Tables: []offsets.TableOffsets{{TableID: 7}}}},
+		{name: "partitioned and not", snap: producer.Snapshot{ProducerID: "job-1", ExpirationTime: 5, Tables: []offsets.TableOffsets{
+			{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: 10}, {BucketID: 1, LogEndOffset: 0}}},
+			{TableID: 2, Buckets: []offsets.BucketOffset{{Partitioned: true, PartitionID: 0, BucketID: 3, LogEndOffset: 300}}},
+		}}},
+		{name: "negative values", snap: producer.Snapshot{ProducerID: "n", ExpirationTime: -1, Tables: []offsets.TableOffsets{
+			{TableID: -5, Buckets: []offsets.BucketOffset{{BucketID: -1, LogEndOffset: -2, Partitioned: true, PartitionID: -3}}},
+		}}},
+		{name: "extremes", snap: producer.Snapshot{ProducerID: strings.Repeat("x", 200), ExpirationTime: math.MaxInt64, Tables: []offsets.TableOffsets{
+			{TableID: math.MinInt64, Buckets: []offsets.BucketOffset{{BucketID: math.MaxInt32, LogEndOffset: math.MaxInt64}, {BucketID: math.MinInt32, LogEndOffset: math.MinInt64}}},
+		}}},
+		{name: "filtered", keep: even, snap: producer.Snapshot{ProducerID: "f", Tables: []offsets.TableOffsets{
+			{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: 1}}},
+			{TableID: 2, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: 2}}},
+		}}},
+		{name: "all filtered", keep: func(int64) bool { return false }, snap: producer.Snapshot{ProducerID: "f", Tables: []offsets.TableOffsets{{TableID: 1}}}},
+	}
+	rnd := rand.New(rand.NewPCG(7, 11))
+	for i := range 300 {
+		var keep func(int64) bool
+		if i%3 == 0 {
+			keep = even
+		}
+		tests = append(tests, struct {
+			name string
+			snap producer.Snapshot
+			keep func(int64) bool
+		}{name: fmt.Sprintf("random %d", i), snap: randomSnapshot(rnd), keep: keep})
+	}
+	for _, tt := range tests {
+		want := handlerBody(t, tt.snap, tt.keep)
+		prefix := []byte("frame header")
+		got := appendGetResponse(append([]byte(nil), prefix...), tt.snap, tt.keep)
+		if !bytes.HasPrefix(got, prefix) || !bytes.Equal(got[len(prefix):], want) {
+			t.Fatalf("%s: appendGetResponse\n got %x\nwant %x", tt.name, got[len(prefix):], want)
+		}
+	}
+}
+
+func TestGetRequestID(t *testing.T) {
+	tag := func(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
+	str := func(num protowire.Number, s string) []byte { return protowire.AppendString(tag(num, protowire.BytesType), s) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	tests := []struct {
+		name   string
+		body   []byte
+		wantID string
+		wantOK bool
+	}{
+		{name: "as clients send it", body: str(1, "job-7"), wantID: "job-7", wantOK: true},
+		{name: "empty id", body: str(1, ""), wantID: "", wantOK: true}, // the registry refuses it
+		{name: "empty body", body: nil},
+		{name: "field twice", body: cat(str(1, "a"), str(1, "b"))},
+		{name: "unknown field after", body: cat(str(1, "a"), str(2, "b"))},
+		{name: "unknown field before", body: cat(str(2, "b"), str(1, "a"))},
+		{name: "varint instead of bytes", body: protowire.AppendVarint(tag(1, protowire.VarintType), 5)},
+		{name: "truncated length", body: cat(tag(1, protowire.BytesType), []byte{10, 'a'})},
+		{name: "bad tag", body: []byte{0xff}},
+		// The generated decoder reads it as field 1 as well.
+		{name: "non-minimal tag", body: cat([]byte{0x8a, 0x00}, []byte{1, 'a'}), wantID: "a", wantOK: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, ok := getRequestID(tt.body)
+			if ok != tt.wantOK || string(id) != tt.wantID {
+				t.Fatalf("got %q %v, want %q %v", id, ok, tt.wantID, tt.wantOK)
+			}
+		})
+	}
+}
+
+// FuzzGetRequestID: whatever getRequestID accepts, the generated decoder
+// reads as a request with the same id and nothing else, so the handler
+// would have served exactly this request.
+func FuzzGetRequestID(f *testing.F) {
+	f.Add(protowire.AppendString([]byte{0x0a}, "job-1"))
+	f.Add([]byte{0x0a, 0x00})
+	f.Add([]byte{0x8a, 0x00, 0x01, 'a'})
+	f.Add([]byte{0x0a, 0x01, 'a', 0x12, 0x00})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		id, ok := getRequestID(body)
+		if !ok {
+			return
+		}
+		var req messages.GetProducerOffsetsRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			t.Fatalf("accepted %x, which the decoder refuses: %v", body, err)
+		}
+		if req.GetProducerId() != string(id) {
+			t.Fatalf("accepted id %q, the decoder reads %q", id, req.GetProducerId())
+		}
+		if len(req.ProtoReflect().GetUnknown()) != 0 {
+			t.Fatalf("accepted %x, which holds unknown fields", body)
+		}
+	})
+}
+
+// cachedMem is a memstore that also answers the registry's cache lookups,
+// as snapcache does, counting the snapshot lookups that it answered.
+type cachedMem struct {
+	*memstore.Store
+	hits atomic.Int64
+}
+
+func (c *cachedMem) CachedSnapshot(id string) (offsets.Snapshot, bool, bool) {
+	s, _, found, err := c.GetSnapshot(context.Background(), id)
+	if err != nil {
+		return offsets.Snapshot{}, false, false
+	}
+	c.hits.Add(1)
+	return s, found, true
+}
+
+func (c *cachedMem) CachedOffsets(path string) (offsets.TableOffsets, bool) {
+	t, err := c.ReadOffsets(context.Background(), path)
+	return t, err == nil
+}
+
+// evenTables: tables below 100 exist; READ is allowed on even ones, WRITE
+// on all.
+type evenTables struct{}
+
+func (evenTables) Lookup(id int64) (tables.Path, bool) {
+	return tables.Path{Database: "db", Table: "t" + strconv.FormatInt(id, 10)}, id >= 0 && id < 100
+}
+
+func (evenTables) Authorize(s *wire.Session, op authz.Operation, r authz.Resource) error {
+	n, _ := strconv.Atoi(strings.TrimPrefix(r.Name, "db.t"))
+	if op == authz.OpRead && n%2 == 1 {
+		return authz.DenialError(authz.User("u"), op, r)
+	}
+	return nil
+}
+
+// TestQuickGetAnswersAsTheHandler serves one registry twice, with the Quick
+// hook and without it, and checks that every GET gets the same bytes from
+// both: found, absent, filtered by authorization, and refused.
+func TestQuickGetAnswersAsTheHandler(t *testing.T) {
+	for _, authorize := range []bool{false, true} {
+		t.Run(fmt.Sprintf("authorization=%v", authorize), func(t *testing.T) {
+			store := &cachedMem{Store: memstore.New(memstore.Options{})}
+			reg, err := producer.New(producer.Config{Snapshots: store, Files: store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{Registry: reg, Advertised: []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 1}}}
+			if authorize {
+				cfg.Authorizer, cfg.Tables = evenTables{}, evenTables{}
+			}
+			sc, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			quick := dialServer(t, sc.Mux())
+			slow := dialServer(t, sc.Mux().WithoutQuick())
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+
+			rnd := rand.New(rand.NewPCG(3, 5))
+			ids := []string{"absent", "", "bad id!", strings.Repeat("y", 300)}
+			for i := range 40 {
+				id := fmt.Sprintf("p%d", i)
+				req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id)}
+				for _, table := range rnd.Perm(100)[:rnd.IntN(4)] {
+					tb := &messages.PbProducerTableOffsets{TableId: proto.Int64(int64(table))}
+					partitioned := rnd.IntN(2) == 0
+					for bucket := range rnd.IntN(4) + 1 {
+						b := &messages.PbBucketOffset{BucketId: proto.Int32(int32(bucket)), LogEndOffset: proto.Int64(rnd.Int64N(1 << 40))}
+						if partitioned {
+							b.PartitionId = proto.Int64(rnd.Int64N(9))
+						}
+						tb.BucketOffsets = append(tb.BucketOffsets, b)
+					}
+					req.TableOffsets = append(req.TableOffsets, tb)
+				}
+				resp := &messages.RegisterProducerOffsetsResponse{}
+				if err := slow.Call(ctx, KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
+					t.Fatalf("register %s: %v %v", id, err, resp)
+				}
+				ids = append(ids, id)
+			}
+			for _, id := range ids {
+				body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)})
+				a, err := quick.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := slow.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Type != b.Type || !bytes.Equal(a.Body, b.Body) {
+					t.Fatalf("GET %.20q: quick %v %x, handler %v %x", id, a.Type, a.Body, b.Type, b.Body)
+				}
+			}
+			// Every valid id went through Quick (40 registered, one absent);
+			// the slow server's lookups do not count: it has no Quick.
+			if got := store.hits.Load(); got != 41 {
+				t.Fatalf("Quick looked up %d snapshots, want 41", got)
+			}
+		})
+	}
+}
+
+func dialServer(t *testing.T, mux *wire.Mux) *wire.Client {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := wire.NewServer(wire.ServerConfig{Mux: mux, ListenerName: "FLUSS"})
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(context.Background(), ln) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+	c, err := wire.Dial(context.Background(), ln.Addr().String(), wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

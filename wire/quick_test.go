@@ -1,0 +1,211 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+)
+
+const keyQuick int16 = 9010
+
+// quickAPI serves ApiVersionsRequests whose client_software_name starts
+// with "quick" from its Quick hook (answering the request echoed, as
+// Handle does), panics in Quick for "panic", and declines the rest, which
+// Handle echoes. It counts both paths.
+func quickAPI(quick, handled *atomic.Int64) API {
+	return API{
+		Key: keyQuick, Name: "QUICK", MinVersion: 0, MaxVersion: 1,
+		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
+		Quick: func(s *Session, version int16, body, dst []byte) ([]byte, string, bool) {
+			var req messages.ApiVersionsRequest
+			if proto.Unmarshal(body, &req) != nil {
+				return append(dst, "garbage that must be discarded"...), "", false
+			}
+			name := req.GetClientSoftwareName()
+			if name == "panic" {
+				panic("quick exploded")
+			}
+			if !strings.HasPrefix(name, "quick") {
+				return append(dst, "garbage that must be discarded"...), "", false
+			}
+			quick.Add(1)
+			return append(dst, body...), name, true
+		},
+		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+			handled.Add(1)
+			return req, nil
+		},
+	}
+}
+
+func TestQuickAnswersAndDeclines(t *testing.T) {
+	var quick, handled atomic.Int64
+	obs := newRecorder()
+	_, addr := startServer(t, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)), Observer: obs}, nil)
+	c := dialClient(t, addr)
+	ctx := testCtx(t)
+	tests := []struct {
+		name      string
+		version   int16
+		body      []byte
+		wantQuick bool
+		wantCode  flusserr.Code // of an ERROR answer; None for SUCCESS
+	}{
+		{name: "quick", body: mustMarshal(t, echoReq("quick-1")), wantQuick: true},
+		{name: "declined", body: mustMarshal(t, echoReq("slow-1"))},
+		{name: "undecodable body goes to the handler's checks", body: []byte{0xff}, wantCode: flusserr.CorruptMessage},
+		// A version outside the range never reaches Quick.
+		{name: "unsupported version", version: 7, body: mustMarshal(t, echoReq("quick-2")), wantCode: flusserr.UnsupportedVersion},
+		{name: "panic", body: mustMarshal(t, echoReq("panic")), wantCode: flusserr.UnknownServerError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q0, h0 := quick.Load(), handled.Load()
+			r, err := c.CallRaw(ctx, keyQuick, tt.version, tt.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantCode != flusserr.None {
+				fe, ok := flusserr.From(r.Err())
+				if !ok || fe.Code != tt.wantCode {
+					t.Fatalf("got %v %v, want code %d", r.Type, r.Err(), tt.wantCode)
+				}
+				return
+			}
+			if r.Type != ResponseSuccess || string(r.Body) != string(tt.body) {
+				t.Fatalf("got %v %q, want SUCCESS echoing %q", r.Type, r.Body, tt.body)
+			}
+			if gotQuick := quick.Load() - q0; gotQuick != map[bool]int64{true: 1}[tt.wantQuick] {
+				t.Fatalf("Quick answered %d times, want quick=%v", gotQuick, tt.wantQuick)
+			}
+			if gotHandled := handled.Load() - h0; gotHandled != map[bool]int64{false: 1}[tt.wantQuick] {
+				t.Fatalf("Handle ran %d times, want quick=%v", gotHandled, tt.wantQuick)
+			}
+		})
+	}
+	// The connection survived the panic.
+	r, err := c.CallRaw(ctx, keyQuick, 1, mustMarshal(t, echoReq("quick-3")))
+	if err != nil || r.Type != ResponseSuccess {
+		t.Fatalf("after the panic: %v %v", err, r.Err())
+	}
+	// Quick answers are traced like any other: started and done, with the
+	// producer id Quick named. RequestDone is told before the answer is
+	// sent, so it is there now.
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	d, ok := obs.done[r.RequestID]
+	if !ok || d.ProducerID != "quick-3" || d.API != "QUICK" || !d.Local || d.Code != flusserr.None {
+		t.Fatalf("trace of the quick answer: %+v (found %v)", d, ok)
+	}
+	if len(obs.started) != len(obs.done) || obs.doneRequests != len(tests)+1 {
+		t.Fatalf("started %d ids, done %d ids, %d requests: every request must be started and done once", len(obs.started), len(obs.done), obs.doneRequests)
+	}
+}
+
+// The Gate runs before Quick: a request it refuses is answered with its
+// error, and neither Quick nor Handle runs.
+func TestQuickAfterGate(t *testing.T) {
+	var quick, handled atomic.Int64
+	gate := func(ctx context.Context, s *Session, h RequestHeader) error {
+		return flusserr.New(flusserr.AuthenticateException, "not yet")
+	}
+	_, addr := startServer(t, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)), Gate: gate}, nil)
+	r, err := dialClient(t, addr).CallRaw(testCtx(t), keyQuick, 0, mustMarshal(t, echoReq("quick")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fe, ok := flusserr.From(r.Err()); !ok || fe.Code != flusserr.AuthenticateException {
+		t.Fatalf("got %v, want code 46", r.Err())
+	}
+	if quick.Load() != 0 || handled.Load() != 0 {
+		t.Fatalf("quick %d, handled %d: the gate must stop both", quick.Load(), handled.Load())
+	}
+}
+
+// Frames that arrive together are read from one buffer, which the reader
+// lends to Quick. A request Quick declines is copied before it goes to its
+// own goroutine: each of many pipelined requests, mixing both paths and
+// sizes up to past the read buffer, must get its own body back.
+func TestQuickPipelinedBodiesStayIntact(t *testing.T) {
+	var quick, handled atomic.Int64
+	_, addr := startServer(t, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)), MaxRunningPerConn: 4}, nil)
+	r := dialRaw(t, addr)
+	const n = 400
+	want := map[int32][]byte{}
+	var frames []byte
+	for i := range n {
+		prefix := "slow"
+		if i%3 == 0 {
+			prefix = "quick"
+		}
+		name := fmt.Sprintf("%s-%d-%s", prefix, i, strings.Repeat("x", (i*997)%(70<<10)))
+		body := mustMarshal(t, echoReq(name))
+		want[int32(i)] = body
+		frames = AppendRequest(frames, RequestHeader{APIKey: keyQuick, APIVersion: 0, RequestID: int32(i)}, body)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { r.write(frames) })
+	for range n {
+		resp := r.readResponse()
+		if resp.Type != ResponseSuccess {
+			t.Fatalf("request %d: %v %v", resp.RequestID, resp.Type, resp.Err())
+		}
+		if string(resp.Body) != string(want[resp.RequestID]) {
+			t.Fatalf("request %d: body of %d bytes differs from the %d sent", resp.RequestID, len(resp.Body), len(want[resp.RequestID]))
+		}
+		delete(want, resp.RequestID)
+	}
+	wg.Wait()
+	if len(want) != 0 || quick.Load() == 0 || handled.Load() == 0 {
+		t.Fatalf("unanswered %d, quick %d, handled %d: both paths must have run", len(want), quick.Load(), handled.Load())
+	}
+}
+
+// FuzzQuickFrames feeds a Quick-serving server arbitrary bytes after one
+// valid request: whatever it makes of them, the first answer is right and
+// the server keeps serving other connections.
+func FuzzQuickFrames(f *testing.F) {
+	var quick, handled atomic.Int64
+	// Logged nowhere: a fuzz target's server must not log into f.
+	_, addr := startServer(f, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)), Logger: hclog.NewNullLogger()}, nil)
+	good := mustMarshal(f, echoReq("quick-ok"))
+	f.Add(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 2}, good))
+	f.Add(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 2}, []byte{0xff}))
+	f.Add([]byte{0, 0, 0, 3, 1})
+	f.Fuzz(func(t *testing.T, tail []byte) {
+		r := dialRaw(t, addr)
+		r.write(append(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 1}, good), tail...))
+		resp := r.readResponse()
+		if resp.RequestID != 1 || resp.Type != ResponseSuccess || string(resp.Body) != string(good) {
+			t.Fatalf("first answer: %+v", resp)
+		}
+		r.nc.Close()
+		c := dialClient(t, addr)
+		if resp, err := c.CallRaw(testCtx(t), keyQuick, 0, good); err != nil || string(resp.Body) != string(good) {
+			t.Fatalf("server stopped serving: %v", err)
+		}
+	})
+}
+
+// A Mux.WithoutQuick serves every request through Handle.
+func TestWithoutQuick(t *testing.T) {
+	var quick, handled atomic.Int64
+	_, addr := startServer(t, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)).WithoutQuick()}, nil)
+	body := mustMarshal(t, echoReq("quick-1"))
+	r, err := dialClient(t, addr).CallRaw(testCtx(t), keyQuick, 0, body)
+	if err != nil || r.Type != ResponseSuccess || string(r.Body) != string(body) {
+		t.Fatalf("got %v %v", err, r.Err())
+	}
+	if quick.Load() != 0 || handled.Load() != 1 {
+		t.Fatalf("quick %d, handled %d: want Handle alone", quick.Load(), handled.Load())
+	}
+}
