@@ -120,7 +120,9 @@ func TestAppendGetResponseMatchesMarshal(t *testing.T) {
 
 func TestGetRequestID(t *testing.T) {
 	tag := func(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
-	str := func(num protowire.Number, s string) []byte { return protowire.AppendString(tag(num, protowire.BytesType), s) }
+	str := func(num protowire.Number, s string) []byte {
+		return protowire.AppendString(tag(num, protowire.BytesType), s)
+	}
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	tests := []struct {
 		name   string
