@@ -368,6 +368,7 @@ func BenchmarkGetStorm(b *testing.B) {
 		b.ReportMetric(s.rate()/nothing.rate(), fmt.Sprintf("c%d-sidecar/nothing", n))
 		b.ReportMetric(s.rate()/z.rate(), fmt.Sprintf("c%d-sidecar/zk", n))
 		b.ReportMetric(float64(s.pct(0.99))/float64(z.pct(0.99)), fmt.Sprintf("c%d-p99-sidecar/zk", n))
+		b.ReportMetric(float64(nothing.pct(0.99))/float64(z.pct(0.99)), fmt.Sprintf("c%d-p99-nothing/zk", n))
 		b.ReportMetric(nc.rate()/z.rate(), fmt.Sprintf("c%d-nocache/zk", n))
 		b.ReportMetric(nothing.rate()/z.rate(), fmt.Sprintf("c%d-nothing/zk", n))
 	}

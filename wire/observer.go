@@ -74,10 +74,11 @@ type reqTrace struct {
 	passed     bool // the answer came whole from a RawFallback
 }
 
-// begin starts tracing a request and tells the observer.
-func (c *serverConn) begin(h RequestHeader, size int) reqTrace {
+// begin starts tracing a request and tells the observer. api and local are
+// what the Mux holds for the request's key.
+func (c *serverConn) begin(h RequestHeader, size int, api *API, local bool) reqTrace {
 	tr := reqTrace{h: h, start: time.Now(), size: size}
-	if api, ok := c.srv.cfg.Mux.Lookup(h.APIKey); ok {
+	if local {
 		tr.local, tr.api = true, api.Name
 	}
 	if o := c.srv.cfg.Observer; o != nil {

@@ -697,13 +697,13 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 	}
 	c.inflight.Add(1)
 	c.handlers.Add(1)
-	tr := c.begin(h, requestHeaderSize+len(body))
+	api, local := c.srv.cfg.Mux.Lookup(h.APIKey)
+	tr := c.begin(h, requestHeaderSize+len(body), &api, local)
 	gated := false
-	if api, local := c.srv.cfg.Mux.Lookup(h.APIKey); local && api.Quick != nil &&
-		h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
+	if local && api.Quick != nil && h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
 		var frame []byte
 		var pid string
-		if frame, pid, gated = c.quick(api, h, body); frame != nil {
+		if frame, pid, gated = c.quick(&api, h, body); frame != nil {
 			tr.producerID = flusserr.Echo(pid)
 			c.srv.cfg.Budget.Release(charge)
 			if len(frame) > maxScratch {
@@ -722,7 +722,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 		body = bytes.Clone(body)
 	}
 	if c.srv.cfg.Forward != nil {
-		if _, local := c.srv.cfg.Mux.Lookup(h.APIKey); !local {
+		if !local {
 			// Tracked before the offer: the answer may come before it
 			// returns. Untracked requests are finished here or not at all.
 			tracked := c.tracking() && c.track(tr)
@@ -791,7 +791,7 @@ const maxScratch = 64 << 10
 // returns the frame to answer with: the Quick answer (built in c.scratch),
 // a Gate error or a panic; or nil with gated=true when Quick declined, so
 // that the request is served as usual without running the Gate again.
-func (c *serverConn) quick(api API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool) {
+func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", "api_key", h.APIKey, "request_id", h.RequestID,
