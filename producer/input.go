@@ -56,6 +56,10 @@ type BucketInput struct {
 // All of these are code -1 (UNKNOWN_SERVER_ERROR, the code Fluss answers for
 // the same input, and not retriable) with a message that names the problem.
 // Tables keep the order of their first appearance.
+// linearDupCheck is the bucket count up to which normalize finds a
+// table's duplicate buckets by scanning its list rather than an index.
+const linearDupCheck = 32
+
 func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, *flusserr.Error) {
 	type bucketKey struct {
 		partitioned bool
@@ -67,12 +71,21 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 			fmt.Sprintf("Invalid producer offsets for producer %s: ", producerID)+fmt.Sprintf(format, args...))
 	}
 	index := map[int64]int{}
-	// Buckets seen so far, per table: a bitset of bucket ids for plain
-	// buckets (16 KiB per table), a map for partitioned ones. A map per
-	// bucket cost ~50 bytes each for a million-bucket request.
+	// Buckets seen so far, per table, for the duplicate check: the table's
+	// own list while it is short (most tables of a register have a few
+	// buckets), then a bitset of bucket ids for plain buckets (16 KiB per
+	// table) or a map for partitioned ones. A map per bucket cost ~50 bytes
+	// each for a million-bucket request.
 	type seenSet struct {
 		plain []uint64
 		parts map[bucketKey]bool
+	}
+	add := func(ss *seenSet, k bucketKey) {
+		if k.partitioned {
+			ss.parts[k] = true
+		} else {
+			ss.plain[k.bucket/64] |= 1 << (k.bucket % 64)
+		}
 	}
 	seen := map[int64]*seenSet{}
 	var out []offsets.TableOffsets
@@ -100,20 +113,46 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 				i = len(out)
 				index[t.TableID] = i
 				out = append(out, offsets.TableOffsets{TableID: t.TableID, Buckets: make([]offsets.BucketOffset, 0, len(t.Buckets))})
-				seen[t.TableID] = &seenSet{}
 			}
-			ss := seen[t.TableID]
+			prev := out[i].Buckets
+			// A table's buckets are all of one kind, so a duplicate is only
+			// looked for among buckets of the kind k is.
+			if len(prev) > 0 && prev[0].Partitioned != k.partitioned {
+				return nil, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
+			}
 			var dup bool
-			if k.partitioned {
-				if ss.parts == nil {
-					ss.parts = map[bucketKey]bool{}
+			ss := seen[t.TableID]
+			switch {
+			case ss != nil:
+				if k.partitioned {
+					dup = ss.parts[k]
+				} else {
+					dup = ss.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
 				}
-				dup = ss.parts[k]
-			} else {
-				if ss.plain == nil {
+			case len(prev) < linearDupCheck:
+				for _, p := range prev {
+					if p.BucketID == k.bucket && p.Partitioned == k.partitioned && p.PartitionID == k.partition {
+						dup = true
+						break
+					}
+				}
+			default:
+				// The table has grown: index what it holds so far.
+				ss = &seenSet{}
+				if k.partitioned {
+					ss.parts = make(map[bucketKey]bool, 2*len(prev))
+				} else {
 					ss.plain = make([]uint64, (MaxBucketID+64)/64)
 				}
-				dup = ss.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
+				for _, p := range prev {
+					add(ss, bucketKey{partitioned: p.Partitioned, partition: p.PartitionID, bucket: p.BucketID})
+				}
+				seen[t.TableID] = ss
+				if k.partitioned {
+					dup = ss.parts[k]
+				} else {
+					dup = ss.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
+				}
 			}
 			if dup {
 				if k.partitioned {
@@ -121,13 +160,8 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 				}
 				return nil, bad("table %d bucket %d appears more than once", t.TableID, k.bucket)
 			}
-			if prev := out[i].Buckets; len(prev) > 0 && prev[0].Partitioned != k.partitioned {
-				return nil, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
-			}
-			if k.partitioned {
-				ss.parts[k] = true
-			} else {
-				ss.plain[k.bucket/64] |= 1 << (k.bucket % 64)
+			if ss != nil {
+				add(ss, k)
 			}
 			out[i].Buckets = append(out[i].Buckets, offsets.BucketOffset{
 				Partitioned: k.partitioned, PartitionID: k.partition, BucketID: k.bucket, LogEndOffset: *b.LogEndOffset,

@@ -425,6 +425,13 @@ func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
 		{"huge bucket", []producer.TableInput{{TableID: 1, Buckets: []producer.BucketInput{bucket(1<<30, 5)}}}, 49, "exceeds the maximum"},
 		{"duplicate bucket", []producer.TableInput{{TableID: 1, Buckets: []producer.BucketInput{bucket(0, 5)}}, {TableID: 1, Buckets: []producer.BucketInput{bucket(0, 6)}}}, -1, "appears more than once"},
 		{"mixed", []producer.TableInput{{TableID: 1, Buckets: []producer.BucketInput{bucket(0, 5), pbucket(3, 0, 6)}}}, -1, "mixes partitioned and non-partitioned"},
+		// Past the few buckets whose duplicates are found by scanning, an
+		// index takes over: it must hold the buckets seen before it.
+		{"duplicate bucket in a large table", []producer.TableInput{{TableID: 1, Buckets: append(manyBuckets(40, false), bucket(3, 9))}}, -1, "table 1 bucket 3 appears more than once"},
+		{"duplicate partitioned bucket in a large table", []producer.TableInput{{TableID: 1, Buckets: append(manyBuckets(40, true), pbucket(7, 7, 9))}}, -1, "table 1 partition 7 bucket 7 appears more than once"},
+		{"duplicate across requests' entries of a large table", []producer.TableInput{{TableID: 1, Buckets: manyBuckets(40, false)}, {TableID: 1, Buckets: []producer.BucketInput{bucket(39, 1)}}}, -1, "bucket 39 appears more than once"},
+		{"mixed in a large plain table", []producer.TableInput{{TableID: 1, Buckets: append(manyBuckets(40, false), pbucket(1, 1, 1))}}, -1, "mixes partitioned and non-partitioned"},
+		{"mixed in a large partitioned table", []producer.TableInput{{TableID: 1, Buckets: append(manyBuckets(40, true), bucket(100, 1))}}, -1, "mixes partitioned and non-partitioned"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -451,6 +458,42 @@ func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+// manyBuckets returns n distinct buckets: ids 0..n-1, or, partitioned,
+// partition i bucket i.
+func manyBuckets(n int, partitioned bool) []producer.BucketInput {
+	out := make([]producer.BucketInput, n)
+	for i := range out {
+		if partitioned {
+			out[i] = pbucket(int64(i), int32(i), 1)
+		} else {
+			out[i] = bucket(int32(i), 1)
+		}
+	}
+	return out
+}
+
+func TestLargeTablesWithoutDuplicatesRegister(t *testing.T) {
+	e := newEnv(t, "bare")
+	for _, partitioned := range []bool{false, true} {
+		id := fmt.Sprintf("large-%v", partitioned)
+		// The same table in two entries, 100 distinct buckets in all.
+		all := manyBuckets(100, partitioned)
+		tables := []producer.TableInput{{TableID: 5, Buckets: all[:60]}, {TableID: 6, Buckets: all[:3]}, {TableID: 5, Buckets: all[60:]}}
+		if res, err := e.reg.Register(ctxT(t), producer.RegisterInput{ProducerID: &id, Tables: tables}); err != nil || res != producer.Created {
+			t.Fatalf("%s: %v %v", id, res, err)
+		}
+		s, found := mustGet(t, e.reg, id)
+		if !found || len(s.Tables) != 2 {
+			t.Fatalf("%s: %+v", id, s)
+		}
+		for _, tb := range s.Tables {
+			if want := map[int64]int{5: 100, 6: 3}[tb.TableID]; len(tb.Buckets) != want {
+				t.Fatalf("%s: table %d has %d buckets, want %d", id, tb.TableID, len(tb.Buckets), want)
+			}
+		}
+	}
 }
 
 func TestConcurrentRegisterOneID(t *testing.T) {

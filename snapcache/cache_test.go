@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -625,6 +627,50 @@ func TestGetCachedFollowsTheCache(t *testing.T) {
 	for _, bad := range []string{"", "no spaces", ".."} {
 		if _, _, ok := f.registry.GetCached(bad, nil); ok {
 			t.Fatalf("invalid id %q answered from memory", bad)
+		}
+	}
+}
+
+// TestWrittenFilesCachedAsRead: a file written through the cache is cached
+// with exactly the content a read of it from storage returns, whatever the
+// order its buckets were given in.
+func TestWrittenFilesCachedAsRead(t *testing.T) {
+	f := newFixture(t, zkAddr, nil, nil)
+	ctx := testCtx(t)
+	rnd := rand.New(rand.NewPCG(5, 8))
+	fs := f.cache.Files()
+	cached := fs.(producer.CachedFiles)
+	tables := []offsets.TableOffsets{{TableID: 1}} // no buckets
+	for i := range 30 {
+		tb := offsets.TableOffsets{TableID: int64(i + 2)}
+		partitioned := i%2 == 0
+		for _, b := range rnd.Perm(40)[:1+rnd.IntN(39)] {
+			bo := offsets.BucketOffset{BucketID: int32(b % 8), LogEndOffset: rnd.Int64N(1 << 40)}
+			if partitioned {
+				bo.Partitioned, bo.PartitionID = true, int64(b/8)
+			} else {
+				bo.BucketID = int32(b)
+			}
+			tb.Buckets = append(tb.Buckets, bo)
+		}
+		tables = append(tables, tb)
+	}
+	for _, tb := range tables {
+		path, err := fs.WriteOffsets(ctx, "written", tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, hit := cached.CachedOffsets(path)
+		if !hit {
+			t.Fatalf("table %d: not cached after its write", tb.TableID)
+		}
+		want, err := f.files.ReadOffsets(ctx, path) // from disk, not the cache
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.TableID != want.TableID || len(got.Buckets) != len(want.Buckets) ||
+			(len(want.Buckets) > 0 && !slices.Equal(got.Buckets, want.Buckets)) {
+			t.Fatalf("table %d: cached on write %+v, read from storage %+v", tb.TableID, got, want)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package snapcache
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
@@ -149,8 +151,34 @@ func (f files) PlannedPath(producerID string, tableID int64) string {
 	return f.c.innerFiles.PlannedPath(producerID, tableID)
 }
 
+// WriteOffsets writes the file and, once it is written, caches its content
+// as a read would return it (buckets sorted by partition and bucket id):
+// the GETs that poll for a snapshot being registered read nothing but its
+// znode. A file's name is new and its content never changes, so no read of
+// it can be in flight or cached already.
 func (f files) WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error) {
-	return f.c.innerFiles.WriteOffsets(ctx, producerID, t)
+	path, err := f.c.innerFiles.WriteOffsets(ctx, producerID, t)
+	if err == nil {
+		f.c.putWritten(path, t)
+	}
+	return path, err
+}
+
+// putWritten caches a file just written with content t, if it fits.
+func (c *Cache) putWritten(path string, t offsets.TableOffsets) {
+	size := fileSize(path, t)
+	if size > c.maxBytes {
+		return
+	}
+	read := offsets.TableOffsets{TableID: t.TableID, Buckets: slices.Clone(t.Buckets)}
+	slices.SortFunc(read.Buckets, func(a, b offsets.BucketOffset) int {
+		return cmp.Or(cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.BucketID, b.BucketID))
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, reading := c.fileFlights[path]; !reading {
+		c.putLocked(&entry{key: key{file: true, name: path}, size: size, file: read})
+	}
 }
 
 // ReadOffsets serves a file from memory when it is cached. A file's content
