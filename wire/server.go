@@ -783,6 +783,15 @@ func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int6
 	c.send(frame)
 }
 
+// panicFrame logs a panic of what (a handler or hook) serving h, with its
+// stack, and returns the internal-error answer for it.
+func (c *serverConn) panicFrame(what string, h RequestHeader, r any) []byte {
+	c.log.Error(what+" panicked", "api_key", h.APIKey, "request_id", h.RequestID,
+		"error", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return AppendError(nil, h.RequestID, flusserr.UnknownServerError,
+		truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+}
+
 // maxScratch bounds the buffer a connection keeps for building Quick
 // answers.
 const maxScratch = 64 << 10
@@ -794,10 +803,7 @@ const maxScratch = 64 << 10
 func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("handler panicked", "api_key", h.APIKey, "request_id", h.RequestID,
-				"error", fmt.Sprint(r), "stack", string(debug.Stack()))
-			frame = AppendError(nil, h.RequestID, flusserr.UnknownServerError,
-				truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+			frame = c.panicFrame("handler", h, r)
 		}
 	}()
 	if g := c.srv.cfg.Gate; g != nil {
@@ -827,10 +833,7 @@ func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte
 func (c *serverConn) offer(h RequestHeader, body []byte) (frame []byte, gated bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("forward hook panicked", "api_key", h.APIKey, "request_id", h.RequestID,
-				"error", fmt.Sprint(r), "stack", string(debug.Stack()))
-			frame = AppendError(nil, h.RequestID, flusserr.UnknownServerError,
-				truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+			frame = c.panicFrame("forward hook", h, r)
 		}
 	}()
 	cfg := &c.srv.cfg
@@ -954,10 +957,7 @@ func (r *Replier) ReplyError(requestID int32, err error) {
 func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTrace) (frame []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("handler panicked", "api_key", h.APIKey, "request_id", h.RequestID,
-				"error", fmt.Sprint(r), "stack", string(debug.Stack()))
-			frame = AppendError(nil, h.RequestID, flusserr.UnknownServerError,
-				truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+			frame = c.panicFrame("handler", h, r)
 		}
 	}()
 	cfg := &c.srv.cfg
