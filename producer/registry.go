@@ -77,9 +77,12 @@ type CachedFiles interface {
 // CachedSnapshots is implemented by a SnapshotStore that can answer some
 // reads from memory, at once and without I/O (snapcache does). ok is false
 // when the znode's state is not cached; found is false when it is cached
-// as absent. The returned Tables are shared: callers must not modify them.
+// as absent. token names the cached state: a later call returns the same
+// token only while that same state is still cached (tokens are never
+// reused), so a caller may keep what it derived from a state under its
+// token. The returned Tables are shared: callers must not modify them.
 type CachedSnapshots interface {
-	CachedSnapshot(producerID string) (s offsets.Snapshot, found, ok bool)
+	CachedSnapshot(producerID string) (s offsets.Snapshot, token uint64, found, ok bool)
 }
 
 // Result is the outcome of a register, with Fluss's wire values.
@@ -425,25 +428,42 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 // the tables to tables[:0], so that a caller can reuse one slice; the
 // tables' Buckets are shared and must not be modified. It is as current as
 // Get: the caches it reads are the ones Get reads first.
-func (r *Registry) GetCached(producerID string, tables []offsets.TableOffsets) (snap Snapshot, found, ok bool) {
+//
+// token names the cached znode state the answer comes from (see
+// CachedSnapshots): the answer for a producer id is the same as long as
+// CachedToken returns the same token, since offsets files never change.
+func (r *Registry) GetCached(producerID string, tables []offsets.TableOffsets) (snap Snapshot, token uint64, found, ok bool) {
 	cs, ok1 := r.snapshots.(CachedSnapshots)
 	cf, ok2 := r.files.(CachedFiles)
 	if !ok1 || !ok2 || ValidateID(&producerID) != nil {
-		return Snapshot{}, false, false
+		return Snapshot{}, 0, false, false
 	}
-	s, found, ok := cs.CachedSnapshot(producerID)
+	s, token, found, ok := cs.CachedSnapshot(producerID)
 	if !ok || !found {
-		return Snapshot{}, false, ok
+		return Snapshot{}, token, false, ok
 	}
 	tables = tables[:0]
 	for _, ref := range s.Tables {
 		t, ok := cf.CachedOffsets(ref.OffsetsPath)
 		if !ok {
-			return Snapshot{}, false, false
+			return Snapshot{}, 0, false, false
 		}
 		tables = append(tables, t)
 	}
-	return Snapshot{ProducerID: producerID, ExpirationTime: s.ExpirationTime, Tables: tables}, true, true
+	return Snapshot{ProducerID: producerID, ExpirationTime: s.ExpirationTime, Tables: tables}, token, true, true
+}
+
+// CachedToken is the first step of GetCached alone: whether the stores'
+// memory holds the producer's znode state, and its token. A caller that
+// kept what it derived from a GetCached answer under that answer's token
+// may use it again while CachedToken returns the same token.
+func (r *Registry) CachedToken(producerID string) (token uint64, found, ok bool) {
+	cs, isCached := r.snapshots.(CachedSnapshots)
+	if !isCached || ValidateID(&producerID) != nil {
+		return 0, false, false
+	}
+	_, token, found, ok = cs.CachedSnapshot(producerID)
+	return token, found, ok
 }
 
 // readFiles reads every file of a snapshot. missing names the first file that

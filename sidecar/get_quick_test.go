@@ -185,13 +185,15 @@ type cachedMem struct {
 	hits atomic.Int64
 }
 
-func (c *cachedMem) CachedSnapshot(id string) (offsets.Snapshot, bool, bool) {
-	s, _, found, err := c.GetSnapshot(context.Background(), id)
+// The token is the znode's creation zxid and version: memstore gives each
+// state its own pair.
+func (c *cachedMem) CachedSnapshot(id string) (offsets.Snapshot, uint64, bool, bool) {
+	s, inc, found, err := c.GetSnapshot(context.Background(), id)
 	if err != nil {
-		return offsets.Snapshot{}, false, false
+		return offsets.Snapshot{}, 0, false, false
 	}
 	c.hits.Add(1)
-	return s, found, true
+	return s, uint64(inc.Czxid)<<32 | uint64(uint32(inc.Version)), found, true
 }
 
 func (c *cachedMem) CachedOffsets(path string) (offsets.TableOffsets, bool) {
@@ -262,26 +264,122 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 				}
 				ids = append(ids, id)
 			}
-			for _, id := range ids {
-				body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)})
-				a, err := quick.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
-				if err != nil {
-					t.Fatal(err)
+			// Twice: the second pass is answered from the memo when there
+			// is no authorization.
+			for pass := range 2 {
+				before := store.hits.Load()
+				for _, id := range ids {
+					a, b := getBoth(t, ctx, quick, slow, id)
+					if a.Type != b.Type || !bytes.Equal(a.Body, b.Body) {
+						t.Fatalf("pass %d, GET %.20q: quick %v %x, handler %v %x", pass, id, a.Type, a.Body, b.Type, b.Body)
+					}
 				}
-				b, err := slow.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
-				if err != nil {
-					t.Fatal(err)
+				// Every valid id went through Quick (40 registered, one
+				// absent): one lookup each, and one more to build a found
+				// answer not yet in the memo. The slow server has no Quick.
+				want := int64(41)
+				if !authorize && pass == 0 {
+					want = 81
 				}
-				if a.Type != b.Type || !bytes.Equal(a.Body, b.Body) {
-					t.Fatalf("GET %.20q: quick %v %x, handler %v %x", id, a.Type, a.Body, b.Type, b.Body)
+				if got := store.hits.Load() - before; got != want {
+					t.Fatalf("pass %d: Quick looked up %d snapshots, want %d", pass, got, want)
 				}
 			}
-			// Every valid id went through Quick (40 registered, one absent);
-			// the slow server's lookups do not count: it has no Quick.
-			if got := store.hits.Load(); got != 41 {
-				t.Fatalf("Quick looked up %d snapshots, want 41", got)
+
+			// A snapshot replaced in place (expired, so a register
+			// replaces it) or deleted and registered again is a new state:
+			// the memo must not answer with the old one.
+			register := func(id string, ttl int64, off int64) {
+				t.Helper()
+				req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TtlMs: proto.Int64(ttl),
+					TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(2), BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(off)}}}}}
+				resp := &messages.RegisterProducerOffsetsResponse{}
+				if err := slow.Call(ctx, KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
+					t.Fatalf("register %s: %v %v", id, err, resp)
+				}
 			}
+			check := func(id string, off int64) {
+				t.Helper()
+				for range 2 {
+					a, b := getBoth(t, ctx, quick, slow, id)
+					got := &messages.GetProducerOffsetsResponse{}
+					if err := proto.Unmarshal(a.Body, got); err != nil || !bytes.Equal(a.Body, b.Body) ||
+						got.TableOffsets[0].BucketOffsets[0].GetLogEndOffset() != off {
+						t.Fatalf("GET %s: quick %x, handler %x, want offset %d", id, a.Body, b.Body, off)
+					}
+				}
+			}
+			register("changing", -1, 1) // born expired
+			check("changing", 1)
+			register("changing", 60000, 2) // replaces the expired one in place
+			check("changing", 2)
+			del := &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("changing")}
+			if err := slow.Call(ctx, KeyDeleteProducerOffsets, 0, del, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+				t.Fatal(err)
+			}
+			if a, _ := getBoth(t, ctx, quick, slow, "changing"); len(a.Body) != 0 {
+				t.Fatalf("GET after delete: %x, want an empty answer", a.Body)
+			}
+			register("changing", 60000, 3)
+			check("changing", 3)
 		})
+	}
+}
+
+// getBoth GETs id from the server with Quick and from the one without.
+func getBoth(t *testing.T, ctx context.Context, quick, slow *wire.Client, id string) (wire.Response, wire.Response) {
+	t.Helper()
+	body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)})
+	a, err := quick.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := slow.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+func TestGetMemo(t *testing.T) {
+	m := newGetMemo()
+	body := []byte("answer")
+	m.store("a", 7, body)
+	body[0] = 'X' // the memo keeps its own copy
+	tests := []struct {
+		id     string
+		token  uint64
+		want   string
+		wantOK bool
+	}{
+		{"a", 7, "answer", true},
+		{"a", 8, "", false}, // another state of the znode
+		{"b", 7, "", false}, // another id, whatever its slot
+	}
+	for _, tt := range tests {
+		got, ok := m.lookup(tt.id, tt.token)
+		if ok != tt.wantOK || string(got) != tt.want {
+			t.Errorf("lookup(%q, %d) = %q %v, want %q %v", tt.id, tt.token, got, ok, tt.want, tt.wantOK)
+		}
+	}
+	m.store("big", 1, make([]byte, memoMaxBody+1))
+	if _, ok := m.lookup("big", 1); ok {
+		t.Error("an answer over memoMaxBody was kept")
+	}
+	// Ids that share a slot replace each other; neither is ever answered
+	// with the other's bytes.
+	var other string
+	for i := 0; other == ""; i++ {
+		if id := fmt.Sprint("id-", i); m.slot(id) == m.slot("a") {
+			other = id
+		}
+	}
+	m.store(other, 7, []byte("other"))
+	if got, ok := m.lookup("a", 7); ok {
+		t.Errorf("after its slot was taken, lookup(a) = %q", got)
+	}
+	if got, ok := m.lookup(other, 7); !ok || string(got) != "other" {
+		t.Errorf("lookup(%s) = %q %v", other, got, ok)
 	}
 }
 

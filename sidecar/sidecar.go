@@ -52,6 +52,7 @@ type Sidecar struct {
 	mux        *wire.Mux
 	log        hclog.Logger
 	serverName string
+	memo       *getMemo // encoded GET answers (get_memo.go)
 }
 
 // New builds the handlers and their Mux.
@@ -76,7 +77,7 @@ func New(cfg Config) (*Sidecar, error) {
 	if cfg.Authorizer != nil && cfg.Tables == nil {
 		return nil, errors.New("sidecar: authorization needs a table resolver")
 	}
-	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName}
+	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName, memo: newGetMemo()}
 	if s.serverName == "" {
 		s.serverName = "coordinator"
 	}

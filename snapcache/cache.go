@@ -122,6 +122,7 @@ type Cache struct {
 	// it was sent until its reply arrived.
 	watching    bool
 	epoch       uint64
+	tokens      uint64 // the last entry token handed out
 	unsupported bool
 
 	hits, misses, shared, evictions, invalidations, drops atomic.Uint64
@@ -141,6 +142,9 @@ type key struct {
 type entry struct {
 	key  key
 	size int64
+	// token is unique to this entry among all entries ever cached
+	// (producer.CachedSnapshots)
+	token uint64
 	// znode entries
 	snap  offsets.Snapshot
 	inc   offsets.Incarnation
@@ -365,6 +369,8 @@ func (c *Cache) putLocked(e *entry) {
 	if el, ok := c.items[e.key]; ok {
 		c.removeLocked(el)
 	}
+	c.tokens++
+	e.token = c.tokens
 	c.items[e.key] = c.lru.PushFront(e)
 	c.bytes += e.size
 	for len(c.items) > c.maxEntries || c.bytes > c.maxBytes {

@@ -587,16 +587,27 @@ func TestFilesCachedByPath(t *testing.T) {
 func TestGetCachedFollowsTheCache(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
 	const id = "quick"
+	// Every cached state has its own token, the same across calls while it
+	// is cached and never seen again once it is not.
+	tokens := map[uint64]int64{}
 	cached := func() (int64, bool) {
 		t.Helper()
-		s, found, ok := f.registry.GetCached(id, nil)
+		s, token, found, ok := f.registry.GetCached(id, nil)
 		if !ok {
 			return 0, false
 		}
-		if !found {
-			return -1, true
+		off := int64(-1)
+		if found {
+			off = s.Tables[0].Buckets[0].LogEndOffset
 		}
-		return s.Tables[0].Buckets[0].LogEndOffset, true
+		if again, _, _ := f.registry.CachedToken(id); again != token {
+			t.Fatalf("token %d, then %d for the same cached state", token, again)
+		}
+		if prev, seen := tokens[token]; seen && prev != off {
+			t.Fatalf("token %d named offset %d, now %d", token, prev, off)
+		}
+		tokens[token] = off
+		return off, true
 	}
 	if _, ok := cached(); ok {
 		t.Fatal("answered before anything was read")
@@ -624,8 +635,11 @@ func TestGetCachedFollowsTheCache(t *testing.T) {
 	if got, ok := cached(); !ok || got != 9 {
 		t.Fatalf("after the get: %d %v, want 9 from memory", got, ok)
 	}
+	if len(tokens) != 3 {
+		t.Fatalf("%d tokens for three cached states: %v", len(tokens), tokens)
+	}
 	for _, bad := range []string{"", "no spaces", ".."} {
-		if _, _, ok := f.registry.GetCached(bad, nil); ok {
+		if _, _, _, ok := f.registry.GetCached(bad, nil); ok {
 			t.Fatalf("invalid id %q answered from memory", bad)
 		}
 	}

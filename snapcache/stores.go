@@ -86,16 +86,17 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 
 // CachedSnapshot returns the znode's cached state, without any I/O or
 // waiting (producer.CachedSnapshots): ok is false when it is not cached.
-func (s snapshots) CachedSnapshot(producerID string) (offsets.Snapshot, bool, bool) {
+// The token is the entry's own, set when it was cached.
+func (s snapshots) CachedSnapshot(producerID string) (offsets.Snapshot, uint64, bool, bool) {
 	c := s.c
 	c.mu.Lock()
 	e, ok := c.getLocked(key{name: producerID})
 	c.mu.Unlock()
 	if !ok {
-		return offsets.Snapshot{}, false, false
+		return offsets.Snapshot{}, 0, false, false
 	}
 	c.hits.Add(1)
-	return e.snap, e.found, true
+	return e.snap, e.token, e.found, true
 }
 
 // The writes remove the entry before they are sent (so that a read in
