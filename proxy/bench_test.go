@@ -110,7 +110,7 @@ func runLoad(b *testing.B, addr string, depth int) benchResult {
 // both ways without looking at frames: the best any forwarding proxy can
 // do, and so the limit the proxy is measured against. Run it with:
 //
-//	go test ./proxy -run '^$' -bench ForwardingOverhead -benchtime 3x
+//	go test ./proxy -run '^$' -bench ForwardingOverhead -benchtime 5x
 func BenchmarkForwardingOverhead(b *testing.B) { benchForwarding(b, 1) }
 
 // BenchmarkForwardingOverheadPipelined is the same with 8 requests in

@@ -5,7 +5,7 @@
 # with other work still gives comparable numbers. Usage:
 #   scripts/bench.sh [lifecycle benchtime, default 3s] [count, default 3]
 # The GET storm and proxy benchmarks run a fixed amount of work per round
-# (1 round, and 3 rounds); they take about a minute and a half together.
+# (1 round, and 5 rounds); they take about two minutes together.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 benchtime=${1:-3s}
@@ -44,7 +44,7 @@ echo "$out" | grep -E '^BenchmarkGet/' | awk '{ printf "  %-22s %8.1f us/op %7s 
 
 echo
 echo "== Proxy mode: 64 connections against a fake coordinator (go test ./proxy -bench ForwardingOverhead) =="
-out=$(go test ./proxy/ -run='^$' -bench='ForwardingOverhead' -benchtime=3x -count=1 2>&1) || { echo "$out"; exit 1; }
+out=$(go test ./proxy/ -run='^$' -bench='ForwardingOverhead' -benchtime=5x -count=1 2>&1) || { echo "$out"; exit 1; }
 for b in 'BenchmarkForwardingOverhead-' 'BenchmarkForwardingOverheadPipelined-'; do
 	depth=1; [ "$b" = 'BenchmarkForwardingOverheadPipelined-' ] && depth=8
 	printf '  %d in flight: proxied/relay throughput %s (target >= 0.9), p50 %s, p99 %s; proxied/direct throughput %s; relay/direct %s\n' \
