@@ -209,3 +209,30 @@ func TestWithoutQuick(t *testing.T) {
 		t.Fatalf("quick %d, handled %d: want Handle alone", quick.Load(), handled.Load())
 	}
 }
+
+// A Quick answer takes no in-flight slot: with the connection's only slot
+// held by a slow request, a Quick request is still answered at once, and
+// one Quick declines waits for the slot.
+func TestQuickNeedsNoSlot(t *testing.T) {
+	var quick, handled atomic.Int64
+	ctl := newControl()
+	mux := NewMux(append(testAPIs(ctl), quickAPI(&quick, &handled))...)
+	_, addr := startServer(t, ServerConfig{Mux: mux, MaxInFlightPerConn: 1}, ctl)
+	r := dialRaw(t, addr)
+	r.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+	<-ctl.slowStarted
+	r.write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 2}, mustMarshal(t, echoReq("quick-x"))))
+	if resp := r.readResponse(); resp.RequestID != 2 || resp.Type != ResponseSuccess {
+		t.Fatalf("first answer %+v, want the quick request's while the slot is held", resp)
+	}
+	r.write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 3}, mustMarshal(t, echoReq("declined"))))
+	ctl.release <- struct{}{}
+	for _, want := range []int32{1, 3} {
+		if resp := r.readResponse(); resp.RequestID != want || resp.Type != ResponseSuccess {
+			t.Fatalf("got %+v, want request %d", resp, want)
+		}
+	}
+	if quick.Load() != 1 || handled.Load() != 1 {
+		t.Fatalf("quick %d, handled %d", quick.Load(), handled.Load())
+	}
+}

@@ -677,30 +677,19 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// start runs one request once an in-flight slot is free: on the reader
-// goroutine through the API's Quick hook or the Forward hook when they take
-// the request, else on its own goroutine. It reports false if the
-// connection died while waiting for a slot. A borrowed body lives in the
-// read buffer (see readRequest): it is copied before anything keeps it.
+// start runs one request: at once on the reader goroutine when the API's
+// Quick hook answers it; otherwise, once an in-flight slot is free, through
+// the Forward hook when it takes the request, else on its own goroutine. It
+// reports false if the connection died while waiting for a slot. A borrowed
+// body lives in the read buffer (see readRequest): it is copied before
+// anything keeps it.
 func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge int64) bool {
-	select {
-	case c.sem <- struct{}{}:
-	default:
-		// Requests the Forward hook holds back must go out before waiting
-		// for a slot, or their answers could never free one.
-		c.flushForwarded()
-		select {
-		case c.sem <- struct{}{}:
-		case <-c.ctx.Done():
-			return false
-		}
-	}
-	c.inflight.Add(1)
-	c.handlers.Add(1)
 	api, local := c.srv.cfg.Mux.Lookup(h.APIKey)
 	tr := c.begin(h, requestHeaderSize+len(body), &api, local)
 	gated := false
 	if local && api.Quick != nil && h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
+		// Answered here and now, a Quick request takes no in-flight slot:
+		// it holds nothing once this returns.
 		var frame []byte
 		var pid string
 		if frame, pid, gated = c.quick(&api, h, body); frame != nil {
@@ -714,9 +703,12 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 			if cap(frame) <= maxScratch && len(c.scratch) == 0 && cap(frame) > cap(c.scratch) {
 				c.scratch = frame[:0]
 			}
-			c.done()
 			return true
 		}
+	}
+	if !c.acquireSlot() {
+		c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
+		return false
 	}
 	if borrowed {
 		body = bytes.Clone(body)
@@ -761,6 +753,27 @@ func (c *serverConn) answer(tr reqTrace, frame []byte) {
 	defer c.done()
 	c.finishFrame(tr, frame)
 	c.send(frame)
+}
+
+// acquireSlot takes an in-flight slot for a request that is not answered at
+// once, waiting while MaxInFlightPerConn are taken; it reports false if the
+// connection died meanwhile.
+func (c *serverConn) acquireSlot() bool {
+	select {
+	case c.sem <- struct{}{}:
+	default:
+		// Requests the Forward hook holds back must go out before waiting
+		// for a slot, or their answers could never free one.
+		c.flushForwarded()
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return false
+		}
+	}
+	c.inflight.Add(1)
+	c.handlers.Add(1)
+	return true
 }
 
 // serve answers one request on its own goroutine. A method rather than a
