@@ -42,8 +42,8 @@ func (s *Sidecar) quickGet(sess *wire.Session, _ int16, body, dst []byte) ([]byt
 	}
 	id := string(idBytes)
 	reg := s.cfg.Registry
-	memo := !s.authorizing()
-	if memo {
+	useMemo := !s.authorizing()
+	if useMemo {
 		token, found, ok := reg.CachedToken(id)
 		if !ok {
 			return nil, "", false
@@ -63,7 +63,7 @@ func (s *Sidecar) quickGet(sess *wire.Session, _ int16, body, dst []byte) ([]byt
 	if !found {
 		return dst, id, true
 	}
-	if memo {
+	if useMemo {
 		start := len(dst)
 		dst = appendGetResponse(dst, snap, nil)
 		s.memo.store(id, token, dst[start:])
