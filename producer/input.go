@@ -39,6 +39,10 @@ type BucketInput struct {
 	LogEndOffset *int64
 }
 
+// linearDupCheck is the bucket count up to which normalize finds a
+// table's duplicate buckets by scanning its list rather than an index.
+const linearDupCheck = 32
+
 // normalize checks a register request and groups its buckets by table. The
 // rules, each stricter than or equal to Fluss (which fails late, after
 // writing files, or silently stores something it cannot read back):
@@ -56,10 +60,6 @@ type BucketInput struct {
 // All of these are code -1 (UNKNOWN_SERVER_ERROR, the code Fluss answers for
 // the same input, and not retriable) with a message that names the problem.
 // Tables keep the order of their first appearance.
-// linearDupCheck is the bucket count up to which normalize finds a
-// table's duplicate buckets by scanning its list rather than an index.
-const linearDupCheck = 32
-
 func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, *flusserr.Error) {
 	type bucketKey struct {
 		partitioned bool
@@ -86,6 +86,12 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 		} else {
 			ss.plain[k.bucket/64] |= 1 << (k.bucket % 64)
 		}
+	}
+	has := func(ss *seenSet, k bucketKey) bool {
+		if k.partitioned {
+			return ss.parts[k]
+		}
+		return ss.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
 	}
 	seen := map[int64]*seenSet{}
 	var out []offsets.TableOffsets
@@ -120,23 +126,8 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 			if len(prev) > 0 && prev[0].Partitioned != k.partitioned {
 				return nil, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
 			}
-			var dup bool
 			ss := seen[t.TableID]
-			switch {
-			case ss != nil:
-				if k.partitioned {
-					dup = ss.parts[k]
-				} else {
-					dup = ss.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
-				}
-			case len(prev) < linearDupCheck:
-				for _, p := range prev {
-					if p.BucketID == k.bucket && p.Partitioned == k.partitioned && p.PartitionID == k.partition {
-						dup = true
-						break
-					}
-				}
-			default:
+			if ss == nil && len(prev) >= linearDupCheck {
 				// The table has grown: index what it holds so far.
 				ss = &seenSet{}
 				if k.partitioned {
@@ -148,10 +139,16 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 					add(ss, bucketKey{partitioned: p.Partitioned, partition: p.PartitionID, bucket: p.BucketID})
 				}
 				seen[t.TableID] = ss
-				if k.partitioned {
-					dup = ss.parts[k]
-				} else {
-					dup = ss.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
+			}
+			var dup bool
+			if ss != nil {
+				dup = has(ss, k)
+			} else {
+				for _, p := range prev {
+					if p.BucketID == k.bucket && p.Partitioned == k.partitioned && p.PartitionID == k.partition {
+						dup = true
+						break
+					}
 				}
 			}
 			if dup {
