@@ -547,21 +547,18 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		if err == nil {
 			var h RequestHeader
 			var body []byte
-			if h, body, err = ParseRequest(payload); err == nil {
-				ok := c.start(h, body, borrowed, charge)
-				if borrowed {
-					c.br.Discard(len(payload))
-				}
-				if !ok {
-					c.srv.cfg.Budget.Release(charge)
-					return false
-				}
-				continue
-			}
+			h, body, err = ParseRequest(payload)
+			started := err == nil && c.start(h, body, borrowed, charge)
 			if borrowed {
 				c.br.Discard(len(payload))
 			}
+			if started {
+				continue
+			}
 			c.srv.cfg.Budget.Release(charge)
+			if err == nil {
+				return false // the connection died while start waited
+			}
 		}
 		if errors.Is(err, errStopReading) {
 			return c.draining.Load()
