@@ -3,6 +3,11 @@
 // (producer). It does no I/O.
 package offsets
 
+import (
+	"cmp"
+	"slices"
+)
+
 // BucketOffset is the log end offset a producer recorded for one bucket. For
 // a partitioned table Partitioned is true and PartitionID names the
 // partition; otherwise PartitionID is ignored.
@@ -20,6 +25,23 @@ type BucketOffset struct {
 type TableOffsets struct {
 	TableID int64
 	Buckets []BucketOffset
+}
+
+// InFileOrder returns t as reading its offsets file back gives it
+// (remote.DecodeTableOffsets): buckets sorted by partition id, then bucket
+// id, with no partition id on a non-partitioned bucket. The buckets are
+// copied; t is unchanged.
+func (t TableOffsets) InFileOrder() TableOffsets {
+	out := TableOffsets{TableID: t.TableID, Buckets: slices.Clone(t.Buckets)}
+	for i := range out.Buckets {
+		if !out.Buckets[i].Partitioned {
+			out.Buckets[i].PartitionID = 0
+		}
+	}
+	slices.SortFunc(out.Buckets, func(a, b BucketOffset) int {
+		return cmp.Or(cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.BucketID, b.BucketID))
+	})
+	return out
 }
 
 // FileRef is one entry of a producer znode's "tables" list: the table and the

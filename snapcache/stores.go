@@ -1,9 +1,7 @@
 package snapcache
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
@@ -153,7 +151,7 @@ func (f files) PlannedPath(producerID string, tableID int64) string {
 }
 
 // WriteOffsets writes the file and, once it is written, caches its content
-// as a read would return it (buckets sorted by partition and bucket id):
+// as a read would return it (TableOffsets.InFileOrder):
 // the GETs that poll for a snapshot being registered read nothing but its
 // znode. A file's name is new and its content never changes, so no read of
 // it can be in flight or cached already.
@@ -171,10 +169,7 @@ func (c *Cache) putWritten(path string, t offsets.TableOffsets) {
 	if size > c.maxBytes {
 		return
 	}
-	read := offsets.TableOffsets{TableID: t.TableID, Buckets: slices.Clone(t.Buckets)}
-	slices.SortFunc(read.Buckets, func(a, b offsets.BucketOffset) int {
-		return cmp.Or(cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.BucketID, b.BucketID))
-	})
+	read := t.InFileOrder()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, reading := c.fileFlights[path]; !reading {
