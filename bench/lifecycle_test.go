@@ -33,14 +33,21 @@ import (
 // Fluss wire protocol, with its validation, per-id serialization and race
 // checks (one more ZooKeeper read on register, a creation-zxid check on
 // delete).
+//
+// Run back to back they drift apart with the disk; the ratio comes from
+// BenchmarkLifecyclePair, which alternates them. Each alone is the way to
+// profile one side.
 
-var zkAddr string
+var (
+	zkAddr   string
+	zkServer *zktest.Server
+)
 
 func TestMain(m *testing.M) {
 	if role := os.Getenv(childRoleEnv); role != "" {
 		os.Exit(runChild(role)) // a GET storm server (child_test.go)
 	}
-	zktest.Main(m, func(addr string) { zkAddr = addr })
+	zktest.MainServer(m, func(s *zktest.Server) { zkAddr, zkServer = s.Addr, s })
 }
 
 var seq atomic.Int64

@@ -3,9 +3,10 @@
 # ratios (docs/performance.md explains each). Each ratio compares figures
 # taken in the same process, in alternating rounds, so that a machine shared
 # with other work still gives comparable numbers. Usage:
-#   scripts/bench.sh [lifecycle benchtime, default 3s] [count, default 3]
+#   scripts/bench.sh [many-tables benchtime, default 3s] [count, default 3]
 # The GET storm and proxy benchmarks run a fixed amount of work per round
-# (1 round, and 5 rounds); they take about two minutes together.
+# (1 round, and 5 rounds); they take about two minutes together. The
+# lifecycle runs count times 6 pairs of rounds (about 20 s each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 benchtime=${1:-3s}
@@ -53,16 +54,22 @@ for b in 'BenchmarkForwardingOverhead-' 'BenchmarkForwardingOverheadPipelined-';
 done
 
 echo
-echo "== Lifecycle and many tables (go test ./bench -bench 'Lifecycle|GetManyTablesS3', benchtime $benchtime, count $count) =="
-out=$(go test ./bench/ -run='^$' -bench='Lifecycle|GetManyTablesS3' -benchtime="$benchtime" -count="$count" 2>&1) || { echo "$out"; exit 1; }
+echo "== Lifecycle: sidecar and bare storage operations in alternating rounds (go test ./bench -bench LifecyclePair, count $count) =="
+out=$(go test ./bench/ -run='^$' -bench='LifecyclePair' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
+printf '  throughput sidecar/baseline %s (target >= 0.8): sidecar %s, baseline %s lifecycles/s\n' \
+	"$(metric sidecar/baseline BenchmarkLifecyclePair)" "$(metric sidecar-lifecycles/s BenchmarkLifecyclePair)" "$(metric baseline-lifecycles/s BenchmarkLifecyclePair)"
+printf '  CPU per lifecycle, sidecar (with its client) / baseline: this process %s / %s us, ZooKeeper %s / %s us\n' \
+	"$(metric sidecar-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric baseline-cpu-us/lifecycle BenchmarkLifecyclePair)" \
+	"$(metric sidecar-zk-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric baseline-zk-cpu-us/lifecycle BenchmarkLifecyclePair)"
+
+echo
+echo "== Many tables (go test ./bench -bench GetManyTablesS3, benchtime $benchtime, count $count) =="
+out=$(go test ./bench/ -run='^$' -bench='GetManyTablesS3' -benchtime="$benchtime" -count="$count" 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | awk '
-	/^BenchmarkLifecycleSidecar/  { s += $3; ns++ }
-	/^BenchmarkLifecycleBaseline/ { bl += $3; nb++ }
 	/^BenchmarkGetManyTablesS3\/files=1-/ { g1 += $3; n1++ }
 	/^BenchmarkGetManyTablesS3\/files=8-/ { g8 += $3; n8++ }
 	END {
-		if (ns == 0 || nb == 0 || n1 == 0 || n8 == 0) { print "no results"; exit 1 }
-		s /= ns; bl /= nb; g1 /= n1; g8 /= n8
-		printf "  lifecycle (register+get+delete): sidecar %.0f us/op, baseline %.0f us/op, throughput ratio sidecar/baseline = %.2f (target >= 0.8)\n", s/1000, bl/1000, bl/s
+		if (n1 == 0 || n8 == 0) { print "no results"; exit 1 }
+		g1 /= n1; g8 /= n8
 		printf "  get of a 100-table snapshot on S3: 8 files at once %.1f ms/op, one at a time %.1f ms/op, speed-up = %.2fx\n", g8/1e6, g1/1e6, g1/g8
 	}'

@@ -25,10 +25,20 @@ func StartT(tb testing.TB) *Server {
 // (for example ZooKeeper is not installed), it prints why and exits with
 // status 1 without running any test.
 func Main(m *testing.M, setup func(addr string)) {
+	os.Exit(run(m, func(s *Server) {
+		if setup != nil {
+			setup(s.Addr)
+		}
+	}))
+}
+
+// MainServer is Main for a package that needs the server itself, not only
+// its address (a benchmark that reads its CPUTime).
+func MainServer(m *testing.M, setup func(s *Server)) {
 	os.Exit(run(m, setup))
 }
 
-func run(m *testing.M, setup func(addr string)) int {
+func run(m *testing.M, setup func(s *Server)) int {
 	s, err := Start(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "zktest: cannot start ZooKeeper: %v\n", err)
@@ -36,7 +46,7 @@ func run(m *testing.M, setup func(addr string)) int {
 	}
 	defer s.Close()
 	if setup != nil {
-		setup(s.Addr)
+		setup(s)
 	}
 	return m.Run()
 }

@@ -475,3 +475,17 @@ func UniqueRoot() string {
 	}
 	return "/t-" + hex.EncodeToString(b[:])
 }
+
+// CPUTime returns the CPU time (user and system) the server's process has
+// used so far, read from /proc on Linux; ok is false where that is not
+// possible. Benchmarks use it to charge ZooKeeper's work to the side of a
+// comparison that caused it.
+func (s *Server) CPUTime() (d time.Duration, ok bool) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return 0, false
+	}
+	return processCPUTime(cmd.Process.Pid)
+}
