@@ -85,6 +85,17 @@ type CachedSnapshots interface {
 	CachedSnapshot(producerID string) (s offsets.Snapshot, token uint64, found, ok bool)
 }
 
+// AbsenceHints is implemented by a SnapshotStore that can tell from memory,
+// at once and without I/O, that a producer has no snapshot (snapcache does,
+// from its index of producer ids). A register's first attempt then skips
+// its read of the znode. The hint may be stale, as a read may be: a
+// snapshot created meanwhile by another writer makes the conditional
+// create fail, the register deletes the files it wrote (nothing names
+// them) and looks again with a real read.
+type AbsenceHints interface {
+	KnownAbsent(producerID string) bool
+}
+
 // Result is the outcome of a register, with Fluss's wire values.
 type Result int32
 
@@ -300,10 +311,20 @@ func (r *Registry) register(caller, bg context.Context, id string, tables []offs
 		}
 		now := r.nowMillis()
 		// Look before writing files: a live snapshot means there is nothing
-		// to write (Fluss writes and deletes files on every such call).
-		existing, inc, found, err := r.snapshots.GetSnapshot(bg, id)
-		if err != nil {
-			return 0, r.storeError("register", id, err)
+		// to write (Fluss writes and deletes files on every such call). The
+		// first attempt takes the store's word that there is none, if it
+		// has one; a later attempt, after a lost race, always reads.
+		var (
+			existing offsets.Snapshot
+			inc      offsets.Incarnation
+			found    bool
+		)
+		if attempt > 0 || !r.knownAbsent(id) {
+			var err error
+			existing, inc, found, err = r.snapshots.GetSnapshot(bg, id)
+			if err != nil {
+				return 0, r.storeError("register", id, err)
+			}
 		}
 		if found && !existing.Expired(now) {
 			return AlreadyExists, nil
@@ -361,6 +382,12 @@ func (r *Registry) register(caller, bg context.Context, id string, tables []offs
 	}
 	return 0, r.storeError("register", id, storeerr.New(storeerr.ErrUnavailable, false,
 		errors.New("the snapshot kept changing concurrently, retry")))
+}
+
+// knownAbsent asks the snapshot store's AbsenceHints, if it has them.
+func (r *Registry) knownAbsent(id string) bool {
+	h, ok := r.snapshots.(AbsenceHints)
+	return ok && h.KnownAbsent(id)
 }
 
 // writeFiles writes one file per table, in the order of tables (a

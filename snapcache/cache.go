@@ -21,6 +21,9 @@
 // The cache is bounded in entries and in bytes (least recently used first
 // out) and counts hits, misses, shared reads, evictions and invalidations
 // (Stats).
+//
+// It also keeps the set of producer ids (index.go), so that a register of a
+// new producer learns without a read that there is no snapshot to keep.
 package snapcache
 
 import (
@@ -96,6 +99,11 @@ type Stats struct {
 	Bytes   int64
 	// Watching is true while the watch is set and znode reads are cached.
 	Watching bool
+	// KnownAbsent counts the times the index of producer ids told a
+	// register, without a read, that there was no snapshot; IndexedIDs is
+	// the index's size now, -1 when there is none (index.go).
+	KnownAbsent uint64
+	IndexedIDs  int
 }
 
 // Cache is the shared state of the two decorators. It is safe for
@@ -124,8 +132,9 @@ type Cache struct {
 	epoch       uint64
 	tokens      uint64 // the last entry token handed out
 	unsupported bool
+	index       childIndex // index.go
 
-	hits, misses, shared, evictions, invalidations, drops atomic.Uint64
+	hits, misses, shared, evictions, invalidations, drops, absentHits atomic.Uint64
 
 	unregister func()
 	kick       chan struct{}
@@ -189,9 +198,8 @@ func New(ctx context.Context, cfg Config) (*Cache, error) {
 		done:        make(chan struct{}),
 	}
 	c.unregister = c.w.OnEvent(c.onEvent)
-	if !c.arm(ctx) {
-		c.kickArm()
-	}
+	c.arm(ctx)
+	c.kickArm() // the arm loop retries the watch if needed, and lists the ids
 	c.wg.Add(1)
 	go c.armLoop()
 	return c, nil
@@ -218,11 +226,16 @@ func (c *Cache) Files() producer.FileStore { return files{c} }
 func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	entries, bytes, watching := len(c.items), c.bytes, c.watching
+	indexed := -1
+	if c.index.state == indexReady {
+		indexed = len(c.index.ids)
+	}
 	c.mu.Unlock()
 	return Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Shared: c.shared.Load(),
 		Evictions: c.evictions.Load(), Invalidations: c.invalidations.Load(), Drops: c.drops.Load(),
 		Entries: entries, Bytes: bytes, Watching: watching,
+		KnownAbsent: c.absentHits.Load(), IndexedIDs: indexed,
 	}
 }
 
@@ -245,8 +258,13 @@ func (c *Cache) onEvent(ev zk.Event) {
 		if !ok {
 			return
 		}
-		id, _, _ := strings.Cut(rest, "/")
-		c.invalidate(id)
+		id, below, _ := strings.Cut(rest, "/")
+		c.mu.Lock()
+		c.invalidateLocked(id)
+		if below == "" && ev.Type != zk.EventNodeDataChanged {
+			c.indexEventLocked(id, ev.Type == zk.EventNodeCreated)
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -257,7 +275,8 @@ func (c *Cache) kickArm() {
 	}
 }
 
-// armLoop sets the watch again after each new connection.
+// armLoop sets the watch again after each new connection, and lists the
+// producer ids once it is set.
 func (c *Cache) armLoop() {
 	defer c.wg.Done()
 	for {
@@ -266,13 +285,15 @@ func (c *Cache) armLoop() {
 			return
 		case <-c.kick:
 		}
-		for !c.arm(context.Background()) {
-			t := time.NewTimer(c.armRetry)
-			select {
-			case <-c.done:
-				t.Stop()
-				return
-			case <-t.C:
+		for _, step := range []func(context.Context) bool{c.arm, c.listIndex} {
+			for !step(context.Background()) {
+				t := time.NewTimer(c.armRetry)
+				select {
+				case <-c.done:
+					t.Stop()
+					return
+				case <-t.C:
+				}
 			}
 		}
 	}
@@ -317,6 +338,7 @@ func (c *Cache) lose(count bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dropZnodesLocked()
+	c.dropIndexLocked(false)
 	if c.watching {
 		c.watching = false
 		c.log.Debug("producers watch lost; znode cache dropped")
@@ -344,6 +366,10 @@ func (c *Cache) dropZnodesLocked() {
 func (c *Cache) invalidate(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.invalidateLocked(id)
+}
+
+func (c *Cache) invalidateLocked(id string) {
 	if el, ok := c.items[key{name: id}]; ok {
 		c.removeLocked(el)
 		c.invalidations.Add(1)

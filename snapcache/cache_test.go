@@ -55,6 +55,22 @@ type countingStore struct {
 	gate chan struct{}
 	// entered receives one value per GetSnapshot that reached the store
 	entered chan struct{}
+	// listEntered, when set, receives one value per listing once the store
+	// answered it; listGate, when set, then holds the listing until closed
+	listEntered, listGate chan struct{}
+	lists                 atomic.Int64 // listings answered
+}
+
+func (s *countingStore) ListProducerIDs(ctx context.Context) ([]string, error) {
+	ids, err := s.ProducerStore.ListProducerIDs(ctx)
+	s.lists.Add(1)
+	if s.listEntered != nil {
+		s.listEntered <- struct{}{}
+	}
+	if s.listGate != nil {
+		<-s.listGate
+	}
+	return ids, err
 }
 
 func (s *countingStore) GetSnapshot(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
@@ -520,6 +536,7 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	f.rawWrite(t, id, 2)
+	f.rawWrite(t, "rc-new", 1) // created while cut off: only a new listing knows it
 	cut.Restore()
 	for !f.cache.Stats().Watching {
 		if ctx.Err() != nil {
@@ -532,6 +549,10 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 	}
 	if got := f.get(t, id); got != 2 {
 		t.Fatalf("after reconnect: %d, want 2", got)
+	}
+	waitIndexed(t, f.cache)
+	if hints(f.cache).KnownAbsent("rc-new") {
+		t.Fatal("an id created while the connection was down is known absent")
 	}
 	f.rawWrite(t, id, 3)
 	f.syncInner(t)

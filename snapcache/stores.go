@@ -127,9 +127,28 @@ func (s snapshots) Sync(ctx context.Context) error {
 	err := s.c.inner.Sync(ctx)
 	s.c.mu.Lock()
 	s.c.dropZnodesLocked()
+	s.c.dropIndexLocked(true)
 	s.c.mu.Unlock()
 	s.c.drops.Add(1)
+	s.c.kickArm() // list the ids again
 	return err
+}
+
+// KnownAbsent reports, without any I/O or waiting, whether the producer is
+// known to have no snapshot: absent from the index of producer ids
+// (index.go) and not cached. False means unknown, not present
+// (producer.AbsenceHints).
+func (s snapshots) KnownAbsent(producerID string) bool {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	if _, cached := s.c.items[key{name: producerID}]; cached {
+		return false // GetSnapshot answers from the entry
+	}
+	if s.c.knownAbsentLocked(producerID) {
+		s.c.absentHits.Add(1)
+		return true
+	}
+	return false
 }
 
 func (s snapshots) ListProducerIDs(ctx context.Context) ([]string, error) {

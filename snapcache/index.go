@@ -1,0 +1,125 @@
+package snapcache
+
+import "context"
+
+// The index of producer ids: the children of /producers, listed once the
+// watch is set on a connection and kept current by the watch's creation
+// and deletion notifications. It lets the cache say, without a read, that
+// a producer has no snapshot (snapshots.KnownAbsent), which a register of a
+// new producer asks before it writes any file.
+//
+// Its consistency is the entries': an id is known absent only if it was
+// absent from the listing and no notification since says it was created.
+// ZooKeeper delivers a notification before the reply of any later request
+// of the session, so a listing's reply reflects every change notified
+// before it; the changes notified after it are applied as they come. The
+// gap between the listing's reply and its installation is covered by
+// recording every id notified while the listing is in flight and leaving
+// those unknown (neither present nor absent) until a later notification
+// settles them.
+//
+// The index is dropped with the znode entries (session or connection lost,
+// Sync) and listed again by the arm loop. It holds at most MaxEntries ids:
+// a larger listing, or growth beyond it, leaves the cache without one until
+// the next connection.
+
+// indexState is where the index stands.
+type indexState int
+
+const (
+	indexNone     indexState = iota // no index: nothing is known absent
+	indexListing                    // a listing is in flight
+	indexReady                      // ids is the set of children
+	indexTooLarge                   // over MaxEntries; not listed again until the next connection
+)
+
+type childIndex struct {
+	state indexState
+	epoch uint64 // the cache's epoch when the listing was sent
+	ids   map[string]struct{}
+	// unknown holds, while listing, every id notified since the listing
+	// was sent; once ready, those of them not notified since.
+	unknown map[string]struct{}
+}
+
+// knownAbsentLocked reports whether id is known to have no snapshot.
+func (c *Cache) knownAbsentLocked(id string) bool {
+	if !c.watching || c.index.state != indexReady {
+		return false
+	}
+	if _, ok := c.index.ids[id]; ok {
+		return false
+	}
+	_, unknown := c.index.unknown[id]
+	return !unknown
+}
+
+// indexEventLocked applies a creation (created) or deletion of the
+// producer znode id.
+func (c *Cache) indexEventLocked(id string, created bool) {
+	switch c.index.state {
+	case indexListing:
+		c.index.unknown[id] = struct{}{}
+	case indexReady:
+		delete(c.index.unknown, id)
+		if !created {
+			delete(c.index.ids, id)
+			return
+		}
+		c.index.ids[id] = struct{}{}
+		if len(c.index.ids)+len(c.index.unknown) > c.maxEntries {
+			c.index = childIndex{state: indexTooLarge}
+			c.log.Warn("more producer snapshots than the cache's entry bound: a register reads ZooKeeper before writing", "bound", c.maxEntries)
+		}
+	}
+}
+
+// dropIndexLocked forgets the index; keepTooLarge keeps the decision not to
+// list again on this connection.
+func (c *Cache) dropIndexLocked(keepTooLarge bool) {
+	if keepTooLarge && c.index.state == indexTooLarge {
+		return
+	}
+	c.index = childIndex{}
+}
+
+// listIndex lists /producers and installs the index, if the watch is set
+// and no index is there or in flight; false means try again later.
+func (c *Cache) listIndex(ctx context.Context) bool {
+	c.mu.Lock()
+	if !c.watching || c.index.state != indexNone {
+		c.mu.Unlock()
+		return true
+	}
+	epoch := c.epoch
+	c.index = childIndex{state: indexListing, epoch: epoch, unknown: make(map[string]struct{})}
+	c.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, c.armTimeout)
+	ids, err := c.inner.ListProducerIDs(ctx)
+	cancel()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.index.state != indexListing || c.index.epoch != epoch || c.epoch != epoch {
+		// Dropped meanwhile (a lost connection, a Sync): whatever dropped it
+		// also asks for a new listing.
+		return true
+	}
+	if err != nil {
+		c.index = childIndex{}
+		c.log.Debug("could not list producer snapshots; will retry", "error", err)
+		return false
+	}
+	if len(ids)+len(c.index.unknown) > c.maxEntries {
+		c.index = childIndex{state: indexTooLarge}
+		c.log.Warn("more producer snapshots than the cache's entry bound: a register reads ZooKeeper before writing", "snapshots", len(ids), "bound", c.maxEntries)
+		return true
+	}
+	set := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		set[id] = struct{}{}
+	}
+	c.index.ids, c.index.state = set, indexReady
+	return true
+}
