@@ -3,6 +3,7 @@ package bench
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -66,10 +68,12 @@ func BenchmarkLifecyclePair(b *testing.B) {
 		zkCosted bool
 	}
 	sidecar := &side{one: func(i int) error { return sidecarLifecycle(ctx, clients[i]) }}
+	registry := &side{one: func(int) error { return registryLifecycle(ctx, a.Registry()) }}
 	baseline := &side{one: func(int) error { return baselineLifecycle(conn, root, dir, bodies) }}
+	sides := []*side{sidecar, registry, baseline}
 
-	// Warm both sides once, uncounted.
-	for _, sd := range []*side{sidecar, baseline} {
+	// Warm every side once, uncounted.
+	for _, sd := range sides {
 		if _, err := lifecycleRound(workers, pairWarm, sd.one); err != nil {
 			b.Fatal(err)
 		}
@@ -77,14 +81,11 @@ func BenchmarkLifecyclePair(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for r := range pairRounds {
-			// Alternate which side goes first, so that neither always
-			// follows the other's leftovers (ZooKeeper's log, the page
-			// cache, the file system's journal).
-			order := []*side{sidecar, baseline}
-			if r%2 == 1 {
-				order[0], order[1] = order[1], order[0]
-			}
-			for _, sd := range order {
+			// Rotate which side goes first, so that none always follows
+			// the same other's leftovers (ZooKeeper's log, the page cache,
+			// the file system's journal).
+			for k := range sides {
+				sd := sides[(r+k)%len(sides)]
 				cpu0 := processCPU()
 				zk0, zkOK0 := zkServer.CPUTime()
 				t0 := time.Now()
@@ -104,18 +105,40 @@ func BenchmarkLifecyclePair(b *testing.B) {
 	b.StopTimer()
 	s := float64(sidecar.ops) / sidecar.wall.Seconds()
 	bl := float64(baseline.ops) / baseline.wall.Seconds()
+	rg := float64(registry.ops) / registry.wall.Seconds()
 	b.ReportMetric(s, "sidecar-lifecycles/s")
 	b.ReportMetric(bl, "baseline-lifecycles/s")
 	b.ReportMetric(s/bl, "sidecar/baseline")
+	b.ReportMetric(rg/bl, "registry/baseline")
 	for _, x := range []struct {
 		name string
 		sd   *side
-	}{{"sidecar", sidecar}, {"baseline", baseline}} {
+	}{{"sidecar", sidecar}, {"registry", registry}, {"baseline", baseline}} {
 		b.ReportMetric(float64(x.sd.cpu.Microseconds())/float64(x.sd.ops), x.name+"-cpu-us/lifecycle")
 		if x.sd.zkCosted {
 			b.ReportMetric(float64(x.sd.zk.Microseconds())/float64(x.sd.ops), x.name+"-zk-cpu-us/lifecycle")
 		}
 	}
+}
+
+// registryLifecycle is sidecarLifecycle without the RPC layer: the same
+// registry, called in process.
+func registryLifecycle(ctx context.Context, reg *producer.Registry) error {
+	id := fmt.Sprintf("bench-%d", seq.Add(1))
+	off := [3]int64{10, 20, 30}
+	part := int64(3)
+	res, err := reg.Register(ctx, producer.RegisterInput{ProducerID: &id, Tables: []producer.TableInput{
+		{TableID: 1, Buckets: []producer.BucketInput{{BucketID: 0, LogEndOffset: &off[0]}, {BucketID: 1, LogEndOffset: &off[1]}}},
+		{TableID: 2, Buckets: []producer.BucketInput{{PartitionID: &part, BucketID: 0, LogEndOffset: &off[2]}}},
+	}})
+	if err != nil || res != producer.Created {
+		return fmt.Errorf("register: %v %v", res, err)
+	}
+	snap, found, err := reg.Get(ctx, &id)
+	if err != nil || !found || len(snap.Tables) != 2 {
+		return fmt.Errorf("get: %v %v %v", found, err, snap)
+	}
+	return reg.Delete(ctx, &id, nil)
 }
 
 const (

@@ -12,14 +12,26 @@ import (
 // flooding the store.
 const DefaultFileConcurrency = 8
 
-// forEach runs fn(ctx, i) for i in [0, n) with at most limit at once. It stops starting new calls after the first error, cancels the
-// context the others see, waits for them, and returns that first error.
+// forEach runs fn(ctx, i) for i in [0, n) with at most limit at once. It
+// stops starting new calls after the first error, cancels the context the
+// others see, waits for them, and returns that first error. With a limit of
+// one the calls run in order on the caller's goroutine; otherwise the last
+// call does, whose stack has already grown, so a snapshot of two tables
+// costs one new goroutine, not two.
 func forEach(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
-	if n == 1 {
-		return fn(ctx, 0)
+	if n == 1 || limit <= 1 {
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(ctx, i); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -27,8 +39,14 @@ func forEach(ctx context.Context, n, limit int, fn func(ctx context.Context, i i
 		wg       sync.WaitGroup
 		once     sync.Once
 		firstErr error
-		slots    = make(chan struct{}, max(limit, 1))
+		slots    = make(chan struct{}, limit)
 	)
+	run := func(i int) {
+		defer func() { <-slots }()
+		if err := fn(ctx, i); err != nil {
+			once.Do(func() { firstErr = err; cancel() })
+		}
+	}
 	for i := 0; i < n; i++ {
 		select {
 		case slots <- struct{}{}:
@@ -37,13 +55,14 @@ func forEach(ctx context.Context, n, limit int, fn func(ctx context.Context, i i
 		if ctx.Err() != nil {
 			break
 		}
+		if i == n-1 {
+			run(i)
+			break
+		}
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			defer func() { <-slots }()
-			if err := fn(ctx, i); err != nil {
-				once.Do(func() { firstErr = err; cancel() })
-			}
+			run(i)
 		}(i)
 	}
 	wg.Wait()

@@ -82,3 +82,23 @@ func TestForEachHonoursCancel(t *testing.T) {
 		t.Fatalf("err %v after %d calls; want context.Canceled and none", err, calls)
 	}
 }
+
+// TestForEachOneAtATime: with a limit of one the calls run in order and the
+// first error stops the rest.
+func TestForEachOneAtATime(t *testing.T) {
+	boom := errors.New("boom")
+	var order []int
+	err := forEach(context.Background(), 5, 1, func(_ context.Context, i int) error {
+		order = append(order, i)
+		if i == 2 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	if len(order) != 3 || order[0] != 0 || order[1] != 1 || order[2] != 2 {
+		t.Fatalf("calls %v, want [0 1 2]", order)
+	}
+}
