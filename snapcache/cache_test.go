@@ -59,10 +59,14 @@ type countingStore struct {
 	// answered it; listGate, when set, then holds the listing until closed
 	listEntered, listGate chan struct{}
 	lists                 atomic.Int64 // listings answered
+	listErr               error        // when set, every listing fails with it
 }
 
 func (s *countingStore) ListProducerIDs(ctx context.Context) ([]string, error) {
 	ids, err := s.ProducerStore.ListProducerIDs(ctx)
+	if s.listErr != nil {
+		ids, err = nil, s.listErr
+	}
 	s.lists.Add(1)
 	if s.listEntered != nil {
 		s.listEntered <- struct{}{}

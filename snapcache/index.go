@@ -21,16 +21,18 @@ import "context"
 // The index is dropped with the znode entries (session or connection lost,
 // Sync) and listed again by the arm loop. It holds at most MaxEntries ids:
 // a larger listing, or growth beyond it, leaves the cache without one until
-// the next connection.
+// the next connection, as does a listing that fails (a failure that is not
+// the connection's own, such as a reply larger than the client's buffer,
+// would fail again; a lost connection lists again anyway).
 
 // indexState is where the index stands.
 type indexState int
 
 const (
-	indexNone     indexState = iota // no index: nothing is known absent
-	indexListing                    // a listing is in flight
-	indexReady                      // ids is the set of children
-	indexTooLarge                   // over MaxEntries; not listed again until the next connection
+	indexNone    indexState = iota // no index: nothing is known absent
+	indexListing                   // a listing is in flight
+	indexReady                     // ids is the set of children
+	indexOff                       // over MaxEntries, or the listing failed: not listed again until the next connection
 )
 
 type childIndex struct {
@@ -68,23 +70,24 @@ func (c *Cache) indexEventLocked(id string, created bool) {
 		}
 		c.index.ids[id] = struct{}{}
 		if len(c.index.ids)+len(c.index.unknown) > c.maxEntries {
-			c.index = childIndex{state: indexTooLarge}
+			c.index = childIndex{state: indexOff}
 			c.log.Warn("more producer snapshots than the cache's entry bound: a register reads ZooKeeper before writing", "bound", c.maxEntries)
 		}
 	}
 }
 
-// dropIndexLocked forgets the index; keepTooLarge keeps the decision not to
+// dropIndexLocked forgets the index; keepOff keeps the decision not to
 // list again on this connection.
-func (c *Cache) dropIndexLocked(keepTooLarge bool) {
-	if keepTooLarge && c.index.state == indexTooLarge {
+func (c *Cache) dropIndexLocked(keepOff bool) {
+	if keepOff && c.index.state == indexOff {
 		return
 	}
 	c.index = childIndex{}
 }
 
 // listIndex lists /producers and installs the index, if the watch is set
-// and no index is there or in flight; false means try again later.
+// and no index is there or in flight. It always returns true: a failed
+// listing is not retried on the same connection.
 func (c *Cache) listIndex(ctx context.Context) bool {
 	c.mu.Lock()
 	if !c.watching || c.index.state != indexNone {
@@ -107,12 +110,12 @@ func (c *Cache) listIndex(ctx context.Context) bool {
 		return true
 	}
 	if err != nil {
-		c.index = childIndex{}
-		c.log.Debug("could not list producer snapshots; will retry", "error", err)
-		return false
+		c.index = childIndex{state: indexOff}
+		c.log.Warn("could not list producer snapshots: a register reads ZooKeeper before writing until the next connection", "error", err)
+		return true
 	}
 	if len(ids)+len(c.index.unknown) > c.maxEntries {
-		c.index = childIndex{state: indexTooLarge}
+		c.index = childIndex{state: indexOff}
 		c.log.Warn("more producer snapshots than the cache's entry bound: a register reads ZooKeeper before writing", "snapshots", len(ids), "bound", c.maxEntries)
 		return true
 	}

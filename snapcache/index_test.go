@@ -1,6 +1,7 @@
 package snapcache
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -67,17 +68,20 @@ func TestIndexFollowsEveryWriter(t *testing.T) {
 }
 
 // TestIndexListsWhatIsThere: a cache started beside existing snapshots
-// knows them; one with more ids than its entry bound keeps no index.
+// knows them; one with more ids than its entry bound keeps no index, nor
+// does one whose listing fails.
 func TestIndexListsWhatIsThere(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
 	f.rawWrite(t, "x", 1)
 	f.rawWrite(t, "y", 1)
 	ctx := testCtx(t)
+	failing := &countingStore{ProducerStore: f.store.ProducerStore, listErr: errors.New("reply too large")}
 	for _, tc := range []struct {
 		maxEntries int
+		store      *countingStore
 		indexed    bool
-	}{{10, true}, {1, false}} {
-		c, err := New(ctx, Config{Watcher: f.zc, Snapshots: f.store, Files: f.files, MaxEntries: tc.maxEntries, ArmRetry: 50 * time.Millisecond})
+	}{{10, f.store, true}, {1, f.store, false}, {10, failing, false}} {
+		c, err := New(ctx, Config{Watcher: f.zc, Snapshots: tc.store, Files: f.files, MaxEntries: tc.maxEntries, ArmRetry: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +95,7 @@ func TestIndexListsWhatIsThere(t *testing.T) {
 				c.mu.Lock()
 				state := c.index.state
 				c.mu.Unlock()
-				if state == indexTooLarge {
+				if state == indexOff {
 					break
 				}
 				if ctx.Err() != nil {
@@ -101,6 +105,9 @@ func TestIndexListsWhatIsThere(t *testing.T) {
 			}
 			if hints(c).KnownAbsent("z") {
 				t.Fatal("known absent without an index")
+			}
+			if n := tc.store.lists.Load(); tc.store == failing && n != 1 {
+				t.Fatalf("a failed listing was sent %d times on one connection, want once", n)
 			}
 		}
 		c.Close()
