@@ -107,6 +107,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.watchCache(a.cache)
 	a.registry, err = producer.New(producer.Config{
 		Snapshots:  snapshots,
 		Files:      fstore,

@@ -23,6 +23,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -181,6 +182,17 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 		defer o.wg.Done()
 		o.probeStorage(ctx, files)
 	}()
+}
+
+// watchCache exports the snapshot cache's counters and size, when both
+// the reporter and the cache are on.
+func (o *ops) watchCache(c *snapcache.Cache) {
+	if o.m == nil || c == nil {
+		return
+	}
+	if err := o.m.WatchSnapshotCache(c.Stats); err != nil {
+		o.log.Warn("snapshot cache metrics not exported", "error", err)
+	}
 }
 
 // probeStorage lists the producers directory until it answers once.

@@ -116,6 +116,13 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	if a.MetricsAddr() == "" {
 		t.Fatal("reporter on, but no metrics address")
 	}
+	// The cache lists the producer ids in the background once its watch is
+	// set; wait for it so the counts below do not depend on that race.
+	for deadline := time.Now().Add(20 * time.Second); a.Cache().Stats().IndexedIDs < 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot cache never listed the producer ids: %+v", a.Cache().Stats())
+		}
+	}
 	const clients, registers, invalid, gets = 2, 5, 3, 4
 	for i := 0; i < clients; i++ {
 		c := dial(t, a.Addr()) // one API_VERSIONS each
@@ -168,6 +175,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		{"fluss_sidecar_storage_operationsTotal", []string{"store=remote", "op=write"}, clients * registers},
 		{"fluss_sidecar_storage_operationsTotal", []string{"store=remote", "op=read"}, -1},
 		{"fluss_sidecar_zookeeper_sessionConnected", nil, 1},
+		{"fluss_sidecar_snapshotCache_watching", nil, 1},
 		{"fluss_sidecar_cleanup_leader", nil, 1},
 		{"fluss_sidecar_build_info", nil, 1},
 	}
@@ -175,6 +183,22 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		if got := value(fams, tt.name, tt.labels...); got != tt.want {
 			t.Errorf("%s%v = %v, want %v", tt.name, tt.labels, got, tt.want)
 		}
+	}
+	// The snapshot cache: each register learnt from the index of producer
+	// ids that there was no snapshot, without a read; each get read its
+	// znode, invalidated by the register's create (a miss), and found its
+	// file cached on write (a hit).
+	if known := value(fams, "fluss_sidecar_snapshotCache_knownAbsentTotal"); known != clients*registers {
+		t.Errorf("snapshot cache: %v registers known absent, want %d", known, clients*registers)
+	}
+	if misses := value(fams, "fluss_sidecar_snapshotCache_missesTotal"); misses != clients*gets {
+		t.Errorf("snapshot cache: %v misses, want one znode read per get, %d", misses, clients*gets)
+	}
+	if hits := value(fams, "fluss_sidecar_snapshotCache_hitsTotal"); hits < clients*gets {
+		t.Errorf("snapshot cache: %v hits, want at least one file per get, %d", hits, clients*gets)
+	}
+	if n := value(fams, "fluss_sidecar_snapshotCache_indexedProducerIds"); n < 0 {
+		t.Errorf("snapshot cache: no index of producer ids (%v)", n)
 	}
 	if _, ok := fams["go_goroutines"]; !ok {
 		t.Error("the Go runtime collector is missing")
