@@ -166,12 +166,12 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 	o.mu.Unlock()
 	if o.m != nil {
 		o.m.GaugeFunc("zookeeper_sessionConnected", "1 while the ZooKeeper session is connected, else 0.", func() float64 {
-			return boolFloat(zc.Connected())
+			return metrics.Bool(zc.Connected())
 		})
 		if upstream != nil {
 			o.m.GaugeFunc("proxy_upstreamKnown", "1 while proxy mode knows the coordinator to forward to, else 0.", func() float64 {
 				_, err := o.currentUpstream()
-				return boolFloat(err == nil)
+				return metrics.Bool(err == nil)
 			})
 		}
 	}
@@ -269,13 +269,6 @@ func (o *ops) close() {
 		defer cancel()
 		o.http.Close(ctx)
 	}
-}
-
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // MetricsAddr is the operations endpoint's host:port, or "" when the

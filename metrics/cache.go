@@ -47,7 +47,7 @@ func (m *Metrics) WatchSnapshotCache(stats func() snapcache.Stats) error {
 		d("bytes", "Estimated memory of the entries cached now.", prometheus.GaugeValue,
 			func(s snapcache.Stats) float64 { return float64(s.Bytes) }),
 		d("watching", "1 while the ZooKeeper watch is set and snapshots are cached, else 0.", prometheus.GaugeValue,
-			func(s snapcache.Stats) float64 { return boolValue(s.Watching) }),
+			func(s snapcache.Stats) float64 { return Bool(s.Watching) }),
 		d("indexedProducerIds", "Producer ids in the index, -1 when there is none.", prometheus.GaugeValue,
 			func(s snapcache.Stats) float64 { return float64(s.IndexedIDs) }),
 	}}
@@ -70,7 +70,8 @@ func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func boolValue(b bool) float64 {
+// Bool is a gauge's value for b: 1 or 0.
+func Bool(b bool) float64 {
 	if b {
 		return 1
 	}

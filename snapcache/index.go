@@ -1,6 +1,9 @@
 package snapcache
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // The index of producer ids: the children of /producers, listed once the
 // watch is set on a connection and kept current by the watch's creation
@@ -37,7 +40,6 @@ const (
 
 type childIndex struct {
 	state indexState
-	epoch uint64 // the cache's epoch when the listing was sent
 	ids   map[string]struct{}
 	// unknown holds, while listing, every id notified since the listing
 	// was sent; once ready, those of them not notified since.
@@ -70,10 +72,17 @@ func (c *Cache) indexEventLocked(id string, created bool) {
 		}
 		c.index.ids[id] = struct{}{}
 		if len(c.index.ids)+len(c.index.unknown) > c.maxEntries {
-			c.index = childIndex{state: indexOff}
-			c.log.Warn("more producer snapshots than the cache's entry bound: a register reads ZooKeeper before writing", "bound", c.maxEntries)
+			c.indexOffLocked(errTooManyIDs)
 		}
 	}
+}
+
+var errTooManyIDs = errors.New("more producer snapshots than sidecar.snapshot-cache.max-entries")
+
+// indexOffLocked turns the index off until the next connection.
+func (c *Cache) indexOffLocked(why error) {
+	c.index = childIndex{state: indexOff}
+	c.log.Warn("no index of producer ids until the next connection: a register reads ZooKeeper before writing", "error", why, "bound", c.maxEntries)
 }
 
 // dropIndexLocked forgets the index; keepOff keeps the decision not to
@@ -95,7 +104,7 @@ func (c *Cache) listIndex(ctx context.Context) bool {
 		return true
 	}
 	epoch := c.epoch
-	c.index = childIndex{state: indexListing, epoch: epoch, unknown: make(map[string]struct{})}
+	c.index = childIndex{state: indexListing, unknown: make(map[string]struct{})}
 	c.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(ctx, c.armTimeout)
@@ -104,19 +113,17 @@ func (c *Cache) listIndex(ctx context.Context) bool {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.index.state != indexListing || c.index.epoch != epoch || c.epoch != epoch {
+	if c.index.state != indexListing || c.epoch != epoch {
 		// Dropped meanwhile (a lost connection, a Sync): whatever dropped it
-		// also asks for a new listing.
+		// also asks for a new listing. Only the arm loop lists, so a
+		// listing still marked in flight is this one.
 		return true
+	}
+	if err == nil && len(ids)+len(c.index.unknown) > c.maxEntries {
+		err = errTooManyIDs
 	}
 	if err != nil {
-		c.index = childIndex{state: indexOff}
-		c.log.Warn("could not list producer snapshots: a register reads ZooKeeper before writing until the next connection", "error", err)
-		return true
-	}
-	if len(ids)+len(c.index.unknown) > c.maxEntries {
-		c.index = childIndex{state: indexOff}
-		c.log.Warn("more producer snapshots than the cache's entry bound: a register reads ZooKeeper before writing", "snapshots", len(ids), "bound", c.maxEntries)
+		c.indexOffLocked(err)
 		return true
 	}
 	set := make(map[string]struct{}, len(ids))
