@@ -259,12 +259,13 @@ func (s *Store) DeleteSnapshotIf(ctx context.Context, id string, inc offsets.Inc
 }
 
 // Sync implements the snapshot store. As ZooKeeper orders a session's
-// requests, it first waits for every stalled call to finish.
+// requests, it first waits for every call stalled before it to finish (not
+// for itself, when the sync is the call stalled).
 func (s *Store) Sync(ctx context.Context) error {
+	if err := s.pending.Wait(ctx); err != nil {
+		return storeerr.New(storeerr.ErrTimeout, false, err)
+	}
 	return s.intercept(ctx, Call{Op: Sync}, func(ctx context.Context) error {
-		if err := s.pending.Wait(ctx); err != nil {
-			return storeerr.New(storeerr.ErrTimeout, false, err)
-		}
 		return s.snaps.Sync(ctx)
 	})
 }

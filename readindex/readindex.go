@@ -1,0 +1,166 @@
+// Package readindex makes reads through one ZooKeeper session linearizable
+// while sharing the cost: a read waits for a sync that was sent after it
+// arrived, and every read that arrives while one sync is in flight waits for
+// the next one, so thousands of reads share one sync (the idea of Raft's
+// ReadIndex, as etcd serves linearizable reads).
+//
+// When a sync's reply comes back, the server the session reads from has
+// applied every write committed before the sync reached the leader, and it
+// has already delivered the session's notifications for those writes (a
+// session's replies and notifications arrive in the order the server sent
+// them). A cache kept current by those notifications, or a read sent on the
+// session after the reply, is then current for every write acknowledged to
+// anyone before the read arrived. docs/cache.md gives the argument and its
+// limits.
+package readindex
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// DefaultSyncTimeout bounds one sync when Config.SyncTimeout is not set.
+const DefaultSyncTimeout = 10 * time.Second
+
+// Config holds a Barrier's dependencies.
+type Config struct {
+	// Sync asks the session's server to catch up with the leader and
+	// returns once it has. It must go through the session whose reads (and
+	// whose notifications) the barrier vouches for.
+	Sync func(ctx context.Context) error
+	// SyncTimeout bounds one sync (default DefaultSyncTimeout). A waiter
+	// leaves earlier when its own context ends.
+	SyncTimeout time.Duration
+	// Now is the clock; time.Now when nil. Its readings must carry a
+	// monotonic component, as time.Now's do.
+	Now func() time.Time
+}
+
+// Barrier batches reads behind shared syncs. It is safe for concurrent use.
+type Barrier struct {
+	sync    func(ctx context.Context) error
+	timeout time.Duration
+	now     func() time.Time
+
+	mu       sync.Mutex
+	inFlight bool   // a sync is sent and has not returned
+	next     *Round // the round the reads arriving now wait for, nil if none waits yet
+	// lastOK is when the latest successful sync was sent: every read that
+	// arrived before it may be answered.
+	lastOK time.Time
+	syncs  uint64 // syncs sent
+}
+
+// New returns a Barrier.
+func New(cfg Config) (*Barrier, error) {
+	if cfg.Sync == nil {
+		return nil, errors.New("readindex: a sync function is required")
+	}
+	if cfg.SyncTimeout <= 0 {
+		cfg.SyncTimeout = DefaultSyncTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Barrier{sync: cfg.Sync, timeout: cfg.SyncTimeout, now: cfg.Now}, nil
+}
+
+// Round is one shared sync. Done is closed when it returned; Err then
+// tells whether it succeeded.
+type Round struct {
+	done chan struct{}
+	sent time.Time // written before the sync is sent, read after done
+	err  error     // written before done is closed
+}
+
+// Done is closed once the round's sync has returned.
+func (r *Round) Done() <-chan struct{} { return r.done }
+
+// Err is nil if the round's sync succeeded; it is valid once Done is
+// closed.
+func (r *Round) Err() error { return r.err }
+
+// Next returns the round a read arriving now must wait for: one whose sync
+// is sent after this call. It never returns a round already sent.
+func (b *Barrier) Next() *Round {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.nextLocked()
+}
+
+func (b *Barrier) nextLocked() *Round {
+	if b.next == nil {
+		b.next = &Round{done: make(chan struct{})}
+	}
+	r := b.next
+	if !b.inFlight {
+		b.sendLocked()
+	}
+	return r
+}
+
+// sendLocked sends the waiting round's sync.
+func (b *Barrier) sendLocked() {
+	r := b.next
+	b.next = nil
+	b.inFlight = true
+	b.syncs++
+	// Taken before the sync is sent, after every waiter of r arrived: a
+	// waiter joins a round only while it is b.next.
+	r.sent = b.now()
+	go b.run(r)
+}
+
+func (b *Barrier) run(r *Round) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	err := b.sync(ctx)
+	cancel()
+	b.mu.Lock()
+	r.err = err
+	if err == nil && r.sent.After(b.lastOK) {
+		b.lastOK = r.sent
+	}
+	b.inFlight = false
+	if b.next != nil {
+		b.sendLocked()
+	}
+	b.mu.Unlock()
+	close(r.done)
+}
+
+// Wait returns once a sync sent after since has succeeded: at once if one
+// already has. since is when the read arrived (any earlier time is safe,
+// only slower). It returns the round's error if that sync failed, and
+// ctx's error if ctx ends first.
+func (b *Barrier) Wait(ctx context.Context, since time.Time) error {
+	b.mu.Lock()
+	if b.lastOK.After(since) {
+		b.mu.Unlock()
+		return nil
+	}
+	r := b.nextLocked()
+	b.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Current reports, without waiting, whether a sync sent after since has
+// already succeeded.
+func (b *Barrier) Current(since time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastOK.After(since)
+}
+
+// Syncs returns the number of syncs sent so far.
+func (b *Barrier) Syncs() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.syncs
+}

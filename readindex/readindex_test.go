@@ -1,0 +1,219 @@
+package readindex
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// gatedSync is a Sync whose calls block until the test releases them, one
+// by one, with the error to return. It records how many were called.
+type gatedSync struct {
+	calls   chan chan error // one per sync call, taken by release
+	mu      sync.Mutex
+	started int
+}
+
+func newGatedSync() *gatedSync { return &gatedSync{calls: make(chan chan error, 16)} }
+
+func (g *gatedSync) sync(ctx context.Context) error {
+	reply := make(chan error, 1)
+	g.mu.Lock()
+	g.started++
+	g.mu.Unlock()
+	g.calls <- reply
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// release answers the oldest sync call with err, waiting for it to start.
+func (g *gatedSync) release(t *testing.T, err error) {
+	t.Helper()
+	select {
+	case reply := <-g.calls:
+		reply <- err
+	case <-time.After(10 * time.Second):
+		t.Fatal("no sync was sent")
+	}
+}
+
+func (g *gatedSync) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.started
+}
+
+func newBarrier(t *testing.T, g *gatedSync) *Barrier {
+	t.Helper()
+	b, err := New(Config{Sync: g.sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func waitAsync(b *Barrier, since time.Time) <-chan error {
+	out := make(chan error, 1)
+	go func() { out <- b.Wait(context.Background(), since) }()
+	return out
+}
+
+func isDone(ch <-chan error) bool {
+	select {
+	case err := <-ch:
+		return err == nil
+	default:
+		return false
+	}
+}
+
+func TestNewRequiresSync(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Fatal("New without a sync function succeeded")
+	}
+}
+
+// The property everything rests on: a read that arrives while a sync is in
+// flight is not answered by that sync, only by one sent after it arrived.
+func TestReadArrivingDuringSyncWaitsForTheNext(t *testing.T) {
+	g := newGatedSync()
+	b := newBarrier(t, g)
+	first := b.Next() // sends sync 1
+	late := waitAsync(b, time.Now())
+	// Wait until the late reader has joined a round (it cannot be sync 1).
+	for b.pendingForTest() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	g.release(t, nil) // sync 1 returns
+	<-first.Done()
+	if first.Err() != nil {
+		t.Fatal(first.Err())
+	}
+	if isDone(late) {
+		t.Fatal("a read that arrived while sync 1 was in flight was answered by it")
+	}
+	g.release(t, nil) // sync 2, sent after the late read arrived
+	if err := <-late; err != nil {
+		t.Fatal(err)
+	}
+	if n := g.count(); n != 2 {
+		t.Fatalf("%d syncs sent, want 2", n)
+	}
+}
+
+// Reads arriving while one sync is in flight share the next one.
+func TestWaitersShareOneSync(t *testing.T) {
+	g := newGatedSync()
+	b := newBarrier(t, g)
+	first := b.Next() // sync 1 in flight
+	const readers = 200
+	rounds := make([]*Round, readers)
+	for i := range rounds {
+		rounds[i] = b.Next()
+		if rounds[i] == first {
+			t.Fatal("a read arriving after sync 1 was sent joined it")
+		}
+		if rounds[i] != rounds[0] {
+			t.Fatalf("reader %d waits for another round than reader 0", i)
+		}
+	}
+	g.release(t, nil) // sync 1
+	g.release(t, nil) // sync 2: every reader's
+	for i, r := range rounds {
+		<-r.Done()
+		if r.Err() != nil {
+			t.Fatalf("reader %d: %v", i, r.Err())
+		}
+	}
+	if n := g.count(); n != 2 {
+		t.Fatalf("%d syncs for %d readers, want 2", n, readers)
+	}
+	if s := b.Syncs(); s != 2 {
+		t.Fatalf("Syncs() = %d, want 2", s)
+	}
+}
+
+// A read that arrived before a successful sync was sent needs no new one.
+func TestWaitAfterSuccessfulSyncReturnsAtOnce(t *testing.T) {
+	g := newGatedSync()
+	b := newBarrier(t, g)
+	arrived := time.Now()
+	if b.Current(arrived) {
+		t.Fatal("current before any sync")
+	}
+	r := b.Next()
+	g.release(t, nil)
+	<-r.Done()
+	if !b.Current(arrived) {
+		t.Fatal("not current after a sync sent after the read arrived")
+	}
+	if err := b.Wait(context.Background(), arrived); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.count(); n != 1 {
+		t.Fatalf("%d syncs, want 1", n)
+	}
+	if b.Current(time.Now()) {
+		t.Fatal("a read arriving now is current without a new sync")
+	}
+}
+
+func TestFailedSyncFailsItsWaitersOnly(t *testing.T) {
+	g := newGatedSync()
+	b := newBarrier(t, g)
+	boom := errors.New("connection lost")
+	w := waitAsync(b, time.Now())
+	g.release(t, boom)
+	if err := <-w; !errors.Is(err, boom) {
+		t.Fatalf("Wait = %v, want %v", err, boom)
+	}
+	since := time.Now()
+	if b.Current(since) {
+		t.Fatal("a failed sync made reads current")
+	}
+	w = waitAsync(b, since)
+	g.release(t, nil)
+	if err := <-w; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitLeavesWhenItsContextEnds(t *testing.T) {
+	g := newGatedSync()
+	b := newBarrier(t, g)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan error, 1)
+	go func() { out <- b.Wait(ctx, time.Now()) }()
+	cancel()
+	if err := <-out; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait = %v, want context.Canceled", err)
+	}
+	g.release(t, nil) // the sync itself still returns
+}
+
+// A sync that never returns is bounded by SyncTimeout.
+func TestSyncTimeout(t *testing.T) {
+	b, err := New(Config{
+		Sync:        func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+		SyncTimeout: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Wait(context.Background(), time.Now()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait = %v, want DeadlineExceeded", err)
+	}
+}
+
+// pendingForTest returns the round new reads join, nil if none waits.
+func (b *Barrier) pendingForTest() *Round {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.next
+}
