@@ -22,6 +22,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/readindex"
 	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -100,15 +101,24 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	if err := checkStorage(ctx, files, s.RemoteDataDir, s.StorageStartChecks, sleepContext, log); err != nil {
 		return nil, err
 	}
-	snapshots, counted := instrument(zk.NewProducerStore(zc), files, o.storageObserver())
+	zkSnapshots, counted := instrument(zk.NewProducerStore(zc), files, o.storageObserver())
 	// The cache goes in front of the counted stores: the storage metrics
 	// count what reaches ZooKeeper and remote storage.
-	snapshots, fstore, err := a.stores(ctx, s.Cache, zc, snapshots, counted, log)
+	snapshots, fstore, err := a.stores(ctx, s.Cache, zc, zkSnapshots, counted, log)
 	if err != nil {
 		return nil, err
 	}
 	o.watchCache(a.cache)
+	// Reads are made current by syncs on the session the cache watches,
+	// sent through the counted store (not the cache's Sync, which drops
+	// every entry): docs/cache.md.
+	reads, err := readindex.New(readindex.Config{Sync: zkSnapshots.Sync, SyncTimeout: s.RequestTimeout})
+	if err != nil {
+		return nil, err
+	}
 	a.registry, err = producer.New(producer.Config{
+		Reads:          reads,
+		SequentialGets: s.ReadConsistency == ReadSequential,
 		Snapshots:  snapshots,
 		Files:      fstore,
 		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },

@@ -17,7 +17,7 @@ var serverKeys = []string{
 	"sidecar.max-inflight-per-connection", "sidecar.max-connections", "sidecar.log.level",
 	"sidecar.shutdown.drain-timeout",
 	KeyMaxQueuedBytes, KeyMaxRunningPerConn, KeyStorageStartChecks,
-	KeyCacheMaxBytes, KeyCacheMaxEntries,
+	KeyCacheMaxBytes, KeyCacheMaxEntries, KeyReadConsistency,
 	KeyMode, KeyUpstreamAddress, KeyUpstreamListenerName, KeyRewriteMetadata,
 	KeyEmbedded, KeyEmbeddedACLFile,
 	KeyMetricsReporters, KeyPrometheusPort, KeyMetricsHost, KeyPprof, KeyLogFormat,

@@ -51,6 +51,11 @@ type Settings struct {
 	LogLevel             string        // sidecar.log.level
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
 	Cache                CacheSettings // sidecar.snapshot-cache.* (app/cache.go)
+	// ReadConsistency is sidecar.read-consistency: ReadLinearizable (a GET
+	// waits for a ZooKeeper sync shared with the GETs that arrived with it)
+	// or ReadSequential (a GET answers from the cache or the session's
+	// server as they are). See docs/semantics.md.
+	ReadConsistency string
 	// MaxQueuedRequestBytes is sidecar.max-queued-request-bytes: the
 	// server-wide budget of request bytes in memory (wire.Budget).
 	MaxQueuedRequestBytes int64
@@ -116,6 +121,13 @@ const (
 	KeyRewriteMetadata      = "sidecar.proxy.rewrite-metadata"
 	ModeStandalone          = "standalone"
 	ModeProxy               = "proxy"
+)
+
+// Read consistency key and values (docs/semantics.md).
+const (
+	KeyReadConsistency = "sidecar.read-consistency"
+	ReadLinearizable   = "linearizable"
+	ReadSequential     = "sequential"
 )
 
 // DefaultListeners is used when bind.listeners is not set.
@@ -224,6 +236,11 @@ func FromConfig(c *config.Config) (Settings, error) {
 	}
 	s.Security, err = authz.SettingsFromConfig(c, names)
 	add(err)
+
+	s.ReadConsistency = strings.ToLower(c.String(KeyReadConsistency, ReadLinearizable))
+	if s.ReadConsistency != ReadLinearizable && s.ReadConsistency != ReadSequential {
+		add(fmt.Errorf("%s: %q is neither %q nor %q", KeyReadConsistency, s.ReadConsistency, ReadLinearizable, ReadSequential))
+	}
 
 	s.Mode = strings.ToLower(c.String(KeyMode, ModeStandalone))
 	switch s.Mode {

@@ -70,6 +70,7 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 	set("sidecar.log.level", s.LogLevel)
 	set(KeyLogFormat, s.Ops.LogFormat)
 	set("sidecar.shutdown.drain-timeout", dur(s.ShutdownDrainTimeout))
+	set(KeyReadConsistency, s.ReadConsistency)
 	set(KeyMode, s.Mode)
 	if s.Mode == ModeProxy {
 		set(KeyUpstreamAddress, s.UpstreamAddress)

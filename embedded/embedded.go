@@ -152,6 +152,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		DefaultTTL: cfg.TTL,
 		Now:        cfg.Now,
 		Logger:     cfg.Logger,
+		// One process holds the only copy: every read of it is current,
+		// so a GET has no sync to wait for.
+		SequentialGets: true,
 	})
 	if err != nil {
 		return nil, err

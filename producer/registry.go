@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/inflight"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/readindex"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
@@ -141,6 +142,16 @@ type Config struct {
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger hclog.Logger
+	// Reads makes the snapshot store's reads current for a request: a read
+	// after Reads.Wait(ctx, t) reflects every write acknowledged to anyone
+	// before t. It must sync the session the snapshot store (and its
+	// cache) reads through. Nil makes one over Snapshots.Sync.
+	Reads *readindex.Barrier
+	// SequentialGets answers GET from the stores as they are, without
+	// waiting for Reads (sidecar.read-consistency: sequential): current for
+	// this sidecar's own writes, not for other writers'. Register's and
+	// delete's decisions wait for Reads in either mode.
+	SequentialGets bool
 }
 
 // DefaultSettleTimeout is Config.SettleTimeout's default, a ZooKeeper
@@ -159,6 +170,8 @@ type Registry struct {
 	log           hclog.Logger
 	locks         keyedMutex
 	background    inflight.Counter // writes, which may outlive their callers
+	reads         *readindex.Barrier
+	linearGets    bool
 
 	fileConcurrency int
 }
@@ -189,11 +202,67 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.IsNotFound == nil {
 		cfg.IsNotFound = func(error) bool { return false }
 	}
+	if cfg.Reads == nil {
+		var err error
+		cfg.Reads, err = readindex.New(readindex.Config{Sync: cfg.Snapshots.Sync, SyncTimeout: cfg.SettleTimeout})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return &Registry{
 		snapshots: cfg.Snapshots, files: cfg.Files, isNotFound: cfg.IsNotFound,
 		defaultTTL: cfg.DefaultTTL, settleTimeout: cfg.SettleTimeout, now: cfg.Now,
 		log: cfg.Logger.Named("producer"), fileConcurrency: cfg.FileConcurrency,
+		reads: cfg.Reads, linearGets: !cfg.SequentialGets,
 	}, nil
+}
+
+// arrivalKey is the context key of WithArrival.
+type arrivalKey struct{}
+
+// WithArrival records when the request an operation serves arrived. A
+// linearizable read needs a sync sent after that moment; one sent after an
+// earlier moment would not do, but one sent after a later one would only
+// cost more waiting, which is what happens without it (the operation's
+// start counts as its arrival). The server sets it to the moment it read
+// the request, so that a request that already waited for a sync (the GET
+// path in sidecar) does not wait again.
+func WithArrival(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, arrivalKey{}, t)
+}
+
+func arrival(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
+
+// NextRead returns the sync round a GET arriving now waits for before it
+// may be answered from the stores' memory, or nil when GETs do not wait
+// (SequentialGets). A GET answered after the round succeeded is
+// linearizable (docs/cache.md).
+func (r *Registry) NextRead() *readindex.Round {
+	if !r.linearGets {
+		return nil
+	}
+	return r.reads.Next()
+}
+
+// Syncs returns the number of read barriers sent (the syncs that made
+// reads current), for metrics.
+func (r *Registry) Syncs() uint64 { return r.reads.Syncs() }
+
+// current waits until the stores' reads reflect every write acknowledged
+// before since.
+func (r *Registry) current(ctx context.Context, since time.Time) error {
+	if err := r.reads.Wait(ctx, since); err != nil {
+		if ctx.Err() != nil {
+			return storeerr.New(storeerr.ErrTimeout, false, err)
+		}
+		return err
+	}
+	return nil
 }
 
 func (r *Registry) nowMillis() int64 { return r.now().UnixMilli() }
@@ -305,28 +374,47 @@ func (r *Registry) detached(ctx context.Context, opName, id string, unlock func(
 // client's context: it may stop the register only before the first znode
 // write is sent. bg carries everything from then on.
 func (r *Registry) register(caller, bg context.Context, id string, tables []offsets.TableOffsets, ttl int64) (Result, error) {
+	since := arrival(caller)
 	for attempt := 0; attempt < attempts; attempt++ {
 		if err := caller.Err(); err != nil {
 			return 0, r.storeError("register", id, err)
 		}
-		now := r.nowMillis()
 		// Look before writing files: a live snapshot means there is nothing
 		// to write (Fluss writes and deletes files on every such call). The
 		// first attempt takes the store's word that there is none, if it
-		// has one; a later attempt, after a lost race, always reads.
+		// has one; a later attempt, after a lost race, always reads, after
+		// a sync. Absence needs no proof: the create is conditional. A live
+		// snapshot answers ALREADY_EXISTS, so it is read again after a sync
+		// unless the read already followed one.
 		var (
 			existing offsets.Snapshot
 			inc      offsets.Incarnation
 			found    bool
+			synced   bool
 		)
+		if attempt > 0 {
+			if err := r.current(caller, time.Now()); err != nil {
+				return 0, r.storeError("register", id, err)
+			}
+			synced = true
+		}
 		if attempt > 0 || !r.knownAbsent(id) {
 			var err error
 			existing, inc, found, err = r.snapshots.GetSnapshot(bg, id)
 			if err != nil {
 				return 0, r.storeError("register", id, err)
 			}
+			if found && !existing.Expired(r.nowMillis()) && !synced {
+				if err := r.current(caller, since); err != nil {
+					return 0, r.storeError("register", id, err)
+				}
+				existing, inc, found, err = r.snapshots.GetSnapshot(bg, id)
+				if err != nil {
+					return 0, r.storeError("register", id, err)
+				}
+			}
 		}
-		if found && !existing.Expired(now) {
+		if found && !existing.Expired(r.nowMillis()) {
 			return AlreadyExists, nil
 		}
 		refs, err := r.writeFiles(bg, id, tables)
@@ -373,6 +461,9 @@ func (r *Registry) register(caller, bg context.Context, id string, tables []offs
 	}
 	// Every attempt lost a race. Answer ALREADY_EXISTS only when a live
 	// snapshot really is there (Fluss answers it regardless).
+	if err := r.current(bg, time.Now()); err != nil {
+		return 0, r.storeError("register", id, err)
+	}
 	existing, _, found, err := r.snapshots.GetSnapshot(bg, id)
 	if err != nil {
 		return 0, r.storeError("register", id, err)
@@ -416,6 +507,11 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 		return Snapshot{}, false, err
 	}
 	id := *producerID
+	if r.linearGets {
+		if err := r.current(ctx, arrival(ctx)); err != nil {
+			return Snapshot{}, false, r.storeError("get", id, err)
+		}
+	}
 	for attempt := 0; attempt < attempts; attempt++ {
 		s, inc, found, err := r.snapshots.GetSnapshot(ctx, id)
 		if err != nil {
@@ -431,8 +527,13 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 		if missing == "" {
 			return Snapshot{ProducerID: id, ExpirationTime: s.ExpirationTime, Tables: tables}, true, nil
 		}
-		// A file is gone. If the snapshot was deleted or replaced meanwhile,
-		// answer for what is there now; if it is unchanged it is broken.
+		// A file is gone. If the snapshot was deleted or replaced meanwhile
+		// (by anyone: the znode read above may be older than the files'
+		// removal), answer for what is there now, read after a sync; if it
+		// is unchanged it is broken.
+		if err := r.current(ctx, time.Now()); err != nil {
+			return Snapshot{}, false, r.storeError("get", id, err)
+		}
 		_, now, stillThere, err := r.snapshots.GetSnapshot(ctx, id)
 		if err != nil {
 			return Snapshot{}, false, r.storeError("get", id, err)
@@ -573,13 +674,34 @@ func (r *Registry) Delete(ctx context.Context, producerID *string, check DeleteC
 }
 
 func (r *Registry) delete(caller, bg context.Context, id string, check DeleteCheck) error {
+	since := arrival(caller)
 	for attempt := 0; attempt < attempts; attempt++ {
 		if err := caller.Err(); err != nil {
 			return r.storeError("delete", id, err)
 		}
+		// A snapshot found is deleted by a conditional write, whose outcome
+		// is authoritative; "nothing to delete" is answered only from a
+		// read after a sync. A later attempt, after a lost race, syncs
+		// first.
+		synced := false
+		if attempt > 0 {
+			if err := r.current(caller, time.Now()); err != nil {
+				return r.storeError("delete", id, err)
+			}
+			synced = true
+		}
 		s, inc, found, err := r.snapshots.GetSnapshot(bg, id)
 		if err != nil {
 			return r.storeError("delete", id, err)
+		}
+		if !found && !synced {
+			if err := r.current(caller, since); err != nil {
+				return r.storeError("delete", id, err)
+			}
+			s, inc, found, err = r.snapshots.GetSnapshot(bg, id)
+			if err != nil {
+				return r.storeError("delete", id, err)
+			}
 		}
 		if !found {
 			return nil

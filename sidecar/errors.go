@@ -7,6 +7,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
 // apiError is the one place where store failures become Fluss error codes,
@@ -53,8 +54,12 @@ func (s *Sidecar) apiError(op, producerID string, err error) error {
 	return flusserr.New(flusserr.UnknownServerError, prefix+unknown+": "+causeOf(err))
 }
 
-// opContext bounds one producer-offsets operation.
+// opContext bounds one producer-offsets operation, and tells the registry
+// when its request arrived (producer.WithArrival).
 func (s *Sidecar) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t, ok := wire.Arrival(ctx); ok {
+		ctx = producer.WithArrival(ctx, t)
+	}
 	return context.WithTimeout(ctx, s.cfg.RequestTimeout)
 }
 

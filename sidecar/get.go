@@ -11,7 +11,11 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// getProducerOffsets answers GET_PRODUCER_OFFSETS (1054, v0). A missing
+// getProducerOffsets answers GET_PRODUCER_OFFSETS (1054, v0). With
+// linearizable reads (the default) a GET is answered only after a ZooKeeper
+// sync sent after it arrived has returned, one sync shared by every GET
+// that arrived meanwhile (readindex); the answer then comes from the cache
+// when it holds the snapshot (quickGet), else from the registry. A missing
 // snapshot is an empty SUCCESS body (no producer_id), which clients read as
 // "not found". Every bucket carries log_end_offset. With authorization on,
 // tables the principal may not READ, and unknown table ids, are silently
@@ -21,6 +25,7 @@ func (s *Sidecar) getProducerOffsets() wire.API {
 		Key: KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
 		Quick:      s.quickGet,
+		QuickWait:  s.quickGetWait,
 		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
 			req := m.(*messages.GetProducerOffsetsRequest)
 			ctx, cancel := s.opContext(ctx)
@@ -94,4 +99,13 @@ func tableOffsetsToProto(tables []offsets.TableOffsets) []*messages.PbProducerTa
 		out[i] = pt
 	}
 	return out
+}
+
+// quickGetWait is GET's wire.API.QuickWait: the sync round a GET arriving
+// now waits for before quickGet may answer it, nil with sequential reads.
+func (s *Sidecar) quickGetWait(*wire.Session) wire.Waiter {
+	if r := s.cfg.Registry.NextRead(); r != nil {
+		return r
+	}
+	return nil
 }

@@ -188,7 +188,7 @@ func (f *fixture) rawWrite(t *testing.T, id string, off int64) {
 }
 
 // syncInner makes this client's session catch up with the other client's
-// writes without going through the cache (whose Sync drops every entry):
+// writes through the store under the cache, as the read barrier does:
 // the notifications for those writes are delivered before it returns.
 func (f *fixture) syncInner(t *testing.T) {
 	t.Helper()

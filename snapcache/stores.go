@@ -32,8 +32,10 @@ func (s snapshots) CheckSnapshot(producerID string, snap offsets.Snapshot) error
 }
 
 // GetSnapshot serves the znode from memory when it is cached, else shares a
-// read already in flight that started before any notification for the id,
-// else reads it. The returned Tables are shared, as ReadOffsets' Buckets
+// read already in flight that was sent under the watch and that no
+// notification for the id has detached since, else reads it. Either way the
+// answer is as current as the session: after a sync (readindex), current
+// for every write committed before the sync. The returned Tables are shared, as ReadOffsets' Buckets
 // are: callers must not modify them (the registry only reads them).
 func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	c := s.c
@@ -46,6 +48,13 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 			return e.snap, e.inc, e.found, nil
 		}
 		f, joined := c.snapFlights[producerID]
+		if joined && !(f.watching && f.epoch == c.epoch) {
+			// A read sent while no watch covered it may be older than a
+			// sync this reader waited for (readindex), and no notification
+			// would have detached it: read afresh, and let later readers
+			// share this newer read instead.
+			joined = false
+		}
 		if !joined {
 			f = &snapFlight{done: make(chan struct{}), epoch: c.epoch, watching: c.watching}
 			c.snapFlights[producerID] = f
@@ -119,19 +128,15 @@ func (s snapshots) DeleteSnapshotIf(ctx context.Context, producerID string, inc 
 	return s.c.inner.DeleteSnapshotIf(ctx, producerID, inc)
 }
 
-// Sync drops every znode entry once the store has synced: the reads that
-// follow go to ZooKeeper, as the registry expects when it settles an
-// unknown outcome. Notifications would already have removed every entry
-// that changed; dropping them all costs one read per id, and Sync is rare.
+// Sync passes through and keeps every entry: when the session's sync
+// returns, the notifications for every write committed before it have
+// already removed the entries those writes changed, and updated the index
+// (docs/cache.md), so what is left is current. A lost connection, which
+// could have dropped notifications, drops everything on its own (lose).
+// The registry's reads after a Sync, and the read barrier (readindex), rest
+// on this.
 func (s snapshots) Sync(ctx context.Context) error {
-	err := s.c.inner.Sync(ctx)
-	s.c.mu.Lock()
-	s.c.dropZnodesLocked()
-	s.c.dropIndexLocked(true)
-	s.c.mu.Unlock()
-	s.c.drops.Add(1)
-	s.c.kickArm() // list the ids again
-	return err
+	return s.c.inner.Sync(ctx)
 }
 
 // KnownAbsent reports, without any I/O or waiting, whether the producer is

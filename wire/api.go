@@ -6,6 +6,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -46,6 +47,34 @@ type API struct {
 	// request's producer id for the request's trace (untrimmed; the server
 	// bounds it). Quick may not keep body or dst.
 	Quick func(s *Session, version int16, body, dst []byte) (answer []byte, producerID string, ok bool)
+	// QuickWait, if set with Quick, is asked on the reader goroutine, after
+	// the Gate and before Quick, whether Quick must wait before it may
+	// answer the request (for an answer from memory that must first be
+	// confirmed current, such as a linearizable read). Nil: Quick is
+	// offered the request at once. Otherwise the request takes an in-flight
+	// slot and a goroutine of its own, waits until the Waiter is done (or
+	// the connection ends), and is then offered Quick if the wait
+	// succeeded; whatever Quick declines, or a failed wait, is served by
+	// HandleRaw or Handle. It must not block.
+	QuickWait func(s *Session) Waiter
+}
+
+// Waiter is a condition a request waits for (API.QuickWait). Done is closed
+// once it settled; Err then is nil if it was met.
+type Waiter interface {
+	Done() <-chan struct{}
+	Err() error
+}
+
+// arrivalKey is the context key under which a handler finds when its
+// request was read.
+type arrivalKey struct{}
+
+// Arrival returns when the request a Handle or HandleRaw call serves was
+// read from the connection.
+func Arrival(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(arrivalKey{}).(time.Time)
+	return t, ok
 }
 
 // String is "NAME(key)", or "api key <key>" when the API has no name.

@@ -689,7 +689,20 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 		// it holds nothing once this returns.
 		var frame []byte
 		var pid string
-		if frame, pid, gated = c.quick(&api, h, body); frame != nil {
+		var wait Waiter
+		frame, pid, gated, wait = c.quick(&api, h, body)
+		if wait != nil {
+			if !c.acquireSlot() {
+				c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
+				return false
+			}
+			if borrowed {
+				body = bytes.Clone(body)
+			}
+			go c.serveAfter(&api, wait, h, body, charge, tr)
+			return true
+		}
+		if frame != nil {
 			tr.producerID = flusserr.Echo(pid)
 			c.srv.cfg.Budget.Release(charge)
 			if len(frame) > maxScratch {
@@ -810,31 +823,83 @@ const maxScratch = 64 << 10
 // returns the frame to answer with: the Quick answer (built in c.scratch),
 // a Gate error or a panic; or nil with gated=true when Quick declined, so
 // that the request is served as usual without running the Gate again.
-func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool) {
+func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool, wait Waiter) {
 	defer func() {
 		if r := recover(); r != nil {
-			frame = c.panicFrame("handler", h, r)
+			frame, wait = c.panicFrame("handler", h, r), nil
 		}
 	}()
 	if g := c.srv.cfg.Gate; g != nil {
 		if err := g(c.ctx, c.sess, h); err != nil {
-			return c.errorFrame(h, err), "", false
+			return c.errorFrame(h, err), "", false, nil
+		}
+	}
+	if api.QuickWait != nil {
+		if w := api.QuickWait(c.sess); w != nil {
+			return nil, "", true, w
 		}
 	}
 	buf := c.scratch
 	c.scratch = nil // not shared with a send that panics half-way
-	frame, off := beginFrame(buf[:0])
+	frame, pid, ok := c.quickFrame(api, h, body, buf[:0])
+	if !ok {
+		c.scratch = buf
+		return nil, "", true, nil
+	}
+	return frame, pid, false, nil
+}
+
+// quickFrame offers the request to Quick, building the answer's frame in
+// buf; ok is false when Quick declined.
+func (c *serverConn) quickFrame(api *API, h RequestHeader, body, buf []byte) (frame []byte, producerID string, ok bool) {
+	frame, off := beginFrame(buf)
 	frame = append(frame, byte(ResponseSuccess))
 	frame = binary.BigEndian.AppendUint32(frame, uint32(h.RequestID))
 	frame, pid, ok := api.Quick(c.sess, h.APIVersion, body, frame)
 	if !ok {
-		c.scratch = buf
-		return nil, "", true
+		return nil, "", false
 	}
 	if len(frame)-off-lengthFieldSize > math.MaxInt32 {
-		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)-off-lengthFieldSize)), pid, false
+		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)-off-lengthFieldSize)), pid, true
 	}
-	return endFrame(frame, off), pid, false
+	return endFrame(frame, off), pid, true
+}
+
+// serveAfter answers, on its own goroutine and in its in-flight slot, a
+// request whose Quick answer must wait for w (API.QuickWait): by Quick once
+// w is met, else as serve does. The Gate already ran.
+func (c *serverConn) serveAfter(api *API, w Waiter, h RequestHeader, body []byte, charge int64, tr reqTrace) {
+	select {
+	case <-w.Done():
+	case <-c.ctx.Done():
+		defer c.done()
+		c.srv.cfg.Budget.Release(charge)
+		c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
+		return
+	}
+	if w.Err() == nil {
+		frame, pid, ok := c.quickAfter(api, h, body)
+		if ok {
+			defer c.done()
+			tr.producerID = flusserr.Echo(pid)
+			c.srv.cfg.Budget.Release(charge)
+			c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
+			c.finishFrame(tr, frame)
+			c.send(frame)
+			return
+		}
+	}
+	c.serve(h, body, true, charge, tr)
+}
+
+// quickAfter is quickFrame with a fresh buffer, recovering a panic.
+func (c *serverConn) quickAfter(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			frame, ok = c.panicFrame("handler", h, r), true
+		}
+	}()
+	return c.quickFrame(api, h, body, nil)
 }
 
 // offer runs the Gate and the Forward hook on the reader goroutine. It
@@ -1014,9 +1079,10 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 	}
 	var resp proto.Message
 	var err error
+	ctx := context.WithValue(c.ctx, arrivalKey{}, tr.start)
 	if api.HandleRaw != nil {
 		tr.producerID = rawProducerID(api, body)
-		resp, err = api.HandleRaw(c.ctx, c.sess, h.APIVersion, body)
+		resp, err = api.HandleRaw(ctx, c.sess, h.APIVersion, body)
 	} else {
 		req := api.NewRequest()
 		if err := DecodeBody(api, h.APIVersion, body, req); err != nil {
@@ -1024,7 +1090,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			return c.errorFrame(h, err)
 		}
 		tr.producerID = producerIDOf(req)
-		resp, err = api.Handle(c.ctx, c.sess, req)
+		resp, err = api.Handle(ctx, c.sess, req)
 	}
 	if err != nil {
 		return c.errorFrame(h, err)
