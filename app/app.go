@@ -20,9 +20,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
+	"github.com/fluss-sidecar/fluss-sidecar/readindex"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
-	"github.com/fluss-sidecar/fluss-sidecar/readindex"
 	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -119,10 +119,10 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	a.registry, err = producer.New(producer.Config{
 		Reads:          reads,
 		SequentialGets: s.ReadConsistency == ReadSequential,
-		Snapshots:  snapshots,
-		Files:      fstore,
-		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
-		DefaultTTL: s.ProducerOffsetsTTL,
+		Snapshots:      snapshots,
+		Files:          fstore,
+		IsNotFound:     func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
+		DefaultTTL:     s.ProducerOffsetsTTL,
 		// A write outlives its request until its outcome is settled, for at
 		// most one session timeout: by then ZooKeeper has either applied
 		// it or expired the session that sent it.
