@@ -24,6 +24,9 @@ import (
 type coordinator struct {
 	zc    *zk.Client
 	files *remote.Store
+	// orphaned holds every path the orphan cleanup deleted: a GET that
+	// finds one of them missing was hit by W2, not by a sidecar's fault.
+	orphaned sync.Map
 }
 
 func newCoordinator(t testing.TB, zkAddr, root, dataDir string) *coordinator {
@@ -217,6 +220,7 @@ func (c *coordinator) cleanup(ctx context.Context) {
 		}
 		for _, f := range files {
 			if !isValid[pid] || !paths[f.Path] {
+				c.orphaned.Store(f.Path, true)
 				_ = c.files.DeleteOffsets(ctx, f.Path)
 			}
 		}

@@ -318,6 +318,8 @@ const (
 	tableID       = int64(1)
 )
 
+const maxMinusOneMsgs = 1000
+
 // counters are the answers worth reporting besides the verdict.
 type counters struct {
 	known, unknown, notSent atomic.Int64
@@ -325,7 +327,7 @@ type counters struct {
 	found, absent, deleted  atomic.Int64
 	minusOne                atomic.Int64 // UNKNOWN_SERVER_ERROR answers
 	mu                      sync.Mutex
-	minusOneSample          string
+	minusOneMsgs            []string // the first maxMinusOneMsgs
 	codes                   sync.Map // flusserr code -> *atomic.Int64
 }
 
@@ -335,8 +337,8 @@ func (c *counters) code(code flusserr.Code, msg string) {
 	if code == flusserr.UnknownServerError {
 		c.minusOne.Add(1)
 		c.mu.Lock()
-		if c.minusOneSample == "" {
-			c.minusOneSample = msg
+		if len(c.minusOneMsgs) < maxMinusOneMsgs {
+			c.minusOneMsgs = append(c.minusOneMsgs, msg)
 		}
 		c.mu.Unlock()
 	}
