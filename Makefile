@@ -24,7 +24,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
+.PHONY: all build run test unit fuzz bench lincheck generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
 
 all: build
 
@@ -62,6 +62,15 @@ fuzz:
 # (docs/performance.md).
 bench: deps
 	scripts/bench.sh
+
+# The linearizability checker's long version (lincheck/): every scenario for
+# 15 s with three faults, three runs in a row; each must pass. Extra sidecar
+# settings: make lincheck LINCHECK_KV='sidecar.snapshot-cache.max-bytes=0'
+lincheck: deps
+	@for i in 1 2 3; do \
+		echo "lincheck run $$i of 3"; \
+		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget' ./lincheck/ || exit 1; \
+	done
 
 # Runs compat_test's Python and Java clients against a running sidecar (see
 # compat_test/README.md): make compat BOOTSTRAP=host:port
