@@ -41,12 +41,19 @@ import (
 //     bytes of the sidecar's answer, copying the request id and decoding
 //     nothing: the ceiling of any implementation on this host, since the
 //     load generator shares the CPUs;
-//   - sidecar: the sidecar with its snapshot cache (the default);
+//   - sidecar: the sidecar with its snapshot cache and linearizable reads
+//     (the defaults): every GET waits for a ZooKeeper sync sent after it
+//     arrived, shared with the GETs that arrived with it;
+//   - sequential: the same with sidecar.read-consistency sequential, GETs
+//     answered from the cache without waiting;
 //   - nocache: the sidecar with sidecar.snapshot-cache.max-bytes 0.
 //
 // Run it with scripts/bench.sh, which prints the ratios, or:
 //
 //	go test ./bench -run '^$' -bench GetStorm -benchtime 1x
+
+// randomTargets are the targets of the storm over random ids.
+var randomTargets = []string{"zk", "sidecar", "sequential", "nocache"}
 
 // stormConns are the connection counts of the single-id storm.
 var stormConns = []int{16, 64, 256}
@@ -57,7 +64,7 @@ const (
 	stormWarm    = 300 * time.Millisecond // load before, once, not counted
 	randomIDs    = 1000
 	randomConns  = 64
-	stormTargets = "zk nothing sidecar nocache"
+	stormTargets = "zk nothing sidecar sequential nocache"
 )
 
 // stormResult is one target's load at one connection count.
@@ -129,7 +136,7 @@ func runStorm(ctx context.Context, callers []caller, warm, d time.Duration) (sto
 type stormEnv struct {
 	// addresses of the sidecar (cache on), the sidecar with its cache off
 	// and the do-nothing server, each in its own process (child_test.go)
-	sidecar, nocache, nothing string
+	sidecar, sequential, nocache, nothing string
 	zkPaths                   []string // full znode paths: [0] the storm id, then the random ids
 	ids                       []string // producer ids, same order
 	bodies                    [][]byte // encoded GET requests, same order
@@ -149,12 +156,15 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 	if inProcess {
 		kv := map[string]string{"zookeeper.path.root": root, "remote.data.dir": "file://" + dir}
 		off := map[string]string{"zookeeper.path.root": root, "remote.data.dir": "file://" + dir, app.KeyCacheMaxBytes: "0"}
-		e = &stormEnv{sidecar: apptest.Start(tb, zkAddr, kv).Addr(), nocache: apptest.Start(tb, zkAddr, off).Addr()}
+		seq := map[string]string{"zookeeper.path.root": root, "remote.data.dir": "file://" + dir, app.KeyReadConsistency: app.ReadSequential}
+		e = &stormEnv{sidecar: apptest.Start(tb, zkAddr, kv).Addr(), nocache: apptest.Start(tb, zkAddr, off).Addr(),
+			sequential: apptest.Start(tb, zkAddr, seq).Addr()}
 	} else {
 		env := []string{childZKEnv + "=" + zkAddr, childRootEnv + "=" + root, childDirEnv + "=" + dir}
 		e = &stormEnv{
 			sidecar: startChild(tb, "sidecar", env...),
 			nocache: startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...),
+			sequential: startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyReadConsistency+"="+app.ReadSequential)...),
 		}
 	}
 
@@ -252,7 +262,7 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 				return err
 			}
 		default:
-			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "nocache": e.nocache}[target]
+			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "sequential": e.sequential, "nocache": e.nocache}[target]
 			c, err := wire.Dial(context.Background(), addr, wire.ClientOptions{})
 			if err != nil {
 				tb.Fatal(err)
@@ -304,7 +314,7 @@ func BenchmarkGetStorm(b *testing.B) {
 		}
 	}
 	random := map[string][]caller{}
-	for _, t := range []string{"zk", "sidecar", "nocache"} {
+	for _, t := range randomTargets {
 		random[t] = e.callers(b, t, randomConns, all)
 	}
 	// Warm every target up once, uncounted.
@@ -338,7 +348,7 @@ func BenchmarkGetStorm(b *testing.B) {
 				}
 			}
 		}
-		rt := []string{"zk", "sidecar", "nocache"}
+		rt := randomTargets
 		for sl := range stormSlices {
 			for k := range rt {
 				t := rt[(k+sl+round)%len(rt)]
@@ -365,6 +375,10 @@ func BenchmarkGetStorm(b *testing.B) {
 			fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond))
 		}
 		z, nothing, s, nc := results["zk"][n], results["nothing"][n], results["sidecar"][n], results["nocache"][n]
+		sq := results["sequential"][n]
+		b.ReportMetric(sq.rate()/nothing.rate(), fmt.Sprintf("c%d-sequential/nothing", n))
+		b.ReportMetric(sq.rate()/z.rate(), fmt.Sprintf("c%d-sequential/zk", n))
+		b.ReportMetric(float64(sq.pct(0.99))/float64(z.pct(0.99)), fmt.Sprintf("c%d-p99-sequential/zk", n))
 		b.ReportMetric(s.rate()/nothing.rate(), fmt.Sprintf("c%d-sidecar/nothing", n))
 		b.ReportMetric(s.rate()/z.rate(), fmt.Sprintf("c%d-sidecar/zk", n))
 		b.ReportMetric(float64(s.pct(0.99))/float64(z.pct(0.99)), fmt.Sprintf("c%d-p99-sidecar/zk", n))
@@ -372,11 +386,12 @@ func BenchmarkGetStorm(b *testing.B) {
 		b.ReportMetric(nc.rate()/z.rate(), fmt.Sprintf("c%d-nocache/zk", n))
 		b.ReportMetric(nothing.rate()/z.rate(), fmt.Sprintf("c%d-nothing/zk", n))
 	}
-	for _, t := range []string{"zk", "sidecar", "nocache"} {
+	for _, t := range randomTargets {
 		r := results[t+"-random"][randomConns]
 		fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond), randomIDs)
 	}
 	zr, sr, nr := results["zk-random"][randomConns], results["sidecar-random"][randomConns], results["nocache-random"][randomConns]
+	b.ReportMetric(results["sequential-random"][randomConns].rate()/zr.rate(), "random-sequential/zk")
 	b.ReportMetric(sr.rate()/zr.rate(), "random-sidecar/zk")
 	b.ReportMetric(nr.rate()/zr.rate(), "random-nocache/zk")
 	// Printed rather than logged: go test keeps only ten lines of a

@@ -30,13 +30,16 @@ echo "== GET storm: one producer id, one GET in flight per connection (go test .
 out=$(go test ./bench/ -run='^$' -bench='GetStorm' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | sed -n 's/^storm| /  /p'
 for c in 16 64 256; do
-	printf '  %3d connections: sidecar/do-nothing %s (target >= 0.7), sidecar/zk %s (target >= 1.5), p99 sidecar/zk %s (target <= 1; do-nothing/zk %s), without cache sidecar/zk %s, do-nothing/zk %s\n' \
+	printf '  %3d connections, linearizable (default): sidecar/do-nothing %s (target >= 0.7), sidecar/zk %s (target >= 1.5), p99 sidecar/zk %s (target <= 1; do-nothing/zk %s), without cache sidecar/zk %s, do-nothing/zk %s\n' \
 		"$c" "$(metric c$c-sidecar/nothing BenchmarkGetStorm)" "$(metric c$c-sidecar/zk BenchmarkGetStorm)" \
 		"$(metric c$c-p99-sidecar/zk BenchmarkGetStorm)" "$(metric c$c-p99-nothing/zk BenchmarkGetStorm)" \
 		"$(metric c$c-nocache/zk BenchmarkGetStorm)" "$(metric c$c-nothing/zk BenchmarkGetStorm)"
+	printf '  %3d connections, sequential:               sidecar/do-nothing %s, sidecar/zk %s, p99 sidecar/zk %s\n' \
+		"$c" "$(metric c$c-sequential/nothing BenchmarkGetStorm)" "$(metric c$c-sequential/zk BenchmarkGetStorm)" \
+		"$(metric c$c-p99-sequential/zk BenchmarkGetStorm)"
 done
-printf '  1000 random ids, 64 connections: sidecar/zk %s (target >= 0.8), without cache %s\n' \
-	"$(metric random-sidecar/zk BenchmarkGetStorm)" "$(metric random-nocache/zk BenchmarkGetStorm)"
+printf '  1000 random ids, 64 connections: sidecar/zk %s (target >= 0.8), sequential %s, without cache %s\n' \
+	"$(metric random-sidecar/zk BenchmarkGetStorm)" "$(metric random-sequential/zk BenchmarkGetStorm)" "$(metric random-nocache/zk BenchmarkGetStorm)"
 
 echo
 echo "== Allocations per GET, client and server together (go test ./bench -bench 'Get$' -benchmem) =="
