@@ -1,0 +1,201 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// staleRig is two sidecars on one ZooKeeper root and one remote directory;
+// A reaches ZooKeeper through a Cutter, so that the test can hold back
+// every notification A's session would get about B's writes: A's cached
+// view is then stale for as long as the test wants, the window that made
+// cross-sidecar histories non-linearizable (issue 18).
+type staleRig struct {
+	a, b   *app.App
+	ca, cb *wire.Client
+	cut    *zktest.Cutter
+}
+
+func newStaleRig(t *testing.T, kv map[string]string) *staleRig {
+	t.Helper()
+	shared := map[string]string{
+		"zookeeper.path.root": zktest.UniqueRoot(),
+		"remote.data.dir":     "file://" + t.TempDir(),
+	}
+	for k, v := range kv {
+		shared[k] = v
+	}
+	r := &staleRig{cut: zktest.NewCutter(t, sharedZK)}
+	r.b = apptest.Start(t, sharedZK, shared)
+	r.a = apptest.Start(t, r.cut.Addr(), shared)
+	r.ca, r.cb = dial(t, r.a.Addr()), dial(t, r.b.Addr())
+	return r
+}
+
+func registerOffset(ctx context.Context, c *wire.Client, id string, offset int64) (int32, error) {
+	req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TtlMs: proto.Int64(3600_000),
+		TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(1),
+			BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(offset)}}}}}
+	resp := &messages.RegisterProducerOffsetsResponse{}
+	err := c.Call(ctx, 1053, 0, req, resp)
+	return resp.GetResult(), err
+}
+
+// get returns the stored offset, -1 when there is no snapshot.
+func getOffset(ctx context.Context, c *wire.Client, id string) (int64, error) {
+	resp := &messages.GetProducerOffsetsResponse{}
+	if err := c.Call(ctx, 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
+		return 0, err
+	}
+	if resp.ProducerId == nil {
+		return -1, nil
+	}
+	return resp.GetTableOffsets()[0].GetBucketOffsets()[0].GetLogEndOffset(), nil
+}
+
+func deleteSnapshot(ctx context.Context, c *wire.Client, id string) error {
+	return c.Call(ctx, 1055, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{})
+}
+
+// whileStale runs op on A while A's link to ZooKeeper is stalled, and lets
+// the link go once op has sent its sync (or returned without one, as the
+// stale code did): op must not answer from what A saw before the stall.
+func (r *staleRig) whileStale(t *testing.T, op func() error) error {
+	t.Helper()
+	syncs := r.a.Registry().Syncs()
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	for r.a.Registry().Syncs() == syncs {
+		select {
+		case err := <-done:
+			r.cut.Resume()
+			return err // answered without a sync: the test's assertions judge it
+		case <-time.After(time.Millisecond):
+		}
+	}
+	r.cut.Resume()
+	return <-done
+}
+
+// TestDecisionsFollowOtherSidecarsWrites: while A's view of a producer is
+// stale (its session's notifications held back), a DELETE, a REGISTER and
+// a GET sent to A after B's write was acknowledged answer as if A had seen
+// it.
+func TestDecisionsFollowOtherSidecarsWrites(t *testing.T) {
+	r := newStaleRig(t, nil)
+	ctx := ctxT(t)
+
+	t.Run("delete after another sidecar's create", func(t *testing.T) {
+		const id = "stale-delete"
+		if off, err := getOffset(ctx, r.ca, id); err != nil || off != -1 {
+			t.Fatalf("A's first get: %d, %v", off, err) // A caches the absence
+		}
+		r.cut.Stall()
+		if res, err := registerOffset(ctx, r.cb, id, 11); err != nil || res != 0 {
+			t.Fatalf("B's register: %d, %v", res, err)
+		}
+		if err := r.whileStale(t, func() error { return deleteSnapshot(ctx, r.ca, id) }); err != nil {
+			t.Fatalf("A's delete: %v", err)
+		}
+		if off, err := getOffset(ctx, r.cb, id); err != nil || off != -1 {
+			t.Fatalf("after A answered the delete, B reads %d (%v): the delete deleted nothing", off, err)
+		}
+	})
+
+	t.Run("register after another sidecar's delete", func(t *testing.T) {
+		const id = "stale-register"
+		if res, err := registerOffset(ctx, r.cb, id, 21); err != nil || res != 0 {
+			t.Fatalf("B's register: %d, %v", res, err)
+		}
+		if off, err := getOffset(ctx, r.ca, id); err != nil || off != 21 {
+			t.Fatalf("A's first get: %d, %v", off, err) // A caches the snapshot
+		}
+		r.cut.Stall()
+		if err := deleteSnapshot(ctx, r.cb, id); err != nil {
+			t.Fatalf("B's delete: %v", err)
+		}
+		var res int32
+		err := r.whileStale(t, func() (err error) { res, err = registerOffset(ctx, r.ca, id, 22); return err })
+		if err != nil || res != 0 {
+			t.Fatalf("A's register after B's acknowledged delete: result %d (want 0 CREATED), %v", res, err)
+		}
+		if off, err := getOffset(ctx, r.cb, id); err != nil || off != 22 {
+			t.Fatalf("B reads %d (%v), want A's new snapshot 22", off, err)
+		}
+	})
+
+	t.Run("get after another sidecar's delete", func(t *testing.T) {
+		const id = "stale-get"
+		if res, err := registerOffset(ctx, r.cb, id, 31); err != nil || res != 0 {
+			t.Fatalf("B's register: %d, %v", res, err)
+		}
+		if off, err := getOffset(ctx, r.ca, id); err != nil || off != 31 {
+			t.Fatalf("A's first get: %d, %v", off, err)
+		}
+		r.cut.Stall()
+		if err := deleteSnapshot(ctx, r.cb, id); err != nil {
+			t.Fatalf("B's delete: %v", err)
+		}
+		var off int64
+		err := r.whileStale(t, func() (err error) { off, err = getOffset(ctx, r.ca, id); return err })
+		if err != nil || off != -1 {
+			t.Fatalf("A's get after B's acknowledged delete: %d, %v (want -1, absent)", off, err)
+		}
+	})
+}
+
+// TestSequentialReadsDoNotWait: with sidecar.read-consistency sequential a
+// GET answers from A's view without a sync, so while notifications are
+// held back it returns what A saw last: the documented difference between
+// the modes. Register and delete still decide on synced state.
+func TestSequentialReadsDoNotWait(t *testing.T) {
+	r := newStaleRig(t, map[string]string{app.KeyReadConsistency: app.ReadSequential})
+	ctx := ctxT(t)
+	const id = "sequential"
+	if res, err := registerOffset(ctx, r.cb, id, 41); err != nil || res != 0 {
+		t.Fatalf("B's register: %d, %v", res, err)
+	}
+	if off, err := getOffset(ctx, r.ca, id); err != nil || off != 41 {
+		t.Fatalf("A's first get: %d, %v", off, err)
+	}
+	r.cut.Stall()
+	if err := deleteSnapshot(ctx, r.cb, id); err != nil {
+		t.Fatalf("B's delete: %v", err)
+	}
+	syncs := r.a.Registry().Syncs()
+	off, err := getOffset(ctx, r.ca, id)
+	r.cut.Resume()
+	if err != nil || off != 41 {
+		t.Fatalf("a sequential get on the stalled sidecar: %d, %v (want the snapshot it saw, 41)", off, err)
+	}
+	if n := r.a.Registry().Syncs(); n != syncs {
+		t.Fatalf("a sequential get sent %d syncs", n-syncs)
+	}
+	var res int32
+	err = r.whileStale(t, func() (err error) { res, err = registerOffset(ctx, r.ca, id, 42); return err })
+	if err != nil || res != 0 {
+		t.Fatalf("register in sequential mode after B's delete: %d, %v (want CREATED)", res, err)
+	}
+}
+
+func TestReadConsistencyIsValidated(t *testing.T) {
+	c := apptest.Config(t, sharedZK, map[string]string{app.KeyReadConsistency: "eventual"})
+	if _, err := app.FromConfig(c); err == nil {
+		t.Fatal("sidecar.read-consistency: eventual was accepted")
+	}
+	for _, v := range []string{"linearizable", "SEQUENTIAL"} {
+		c := apptest.Config(t, sharedZK, map[string]string{app.KeyReadConsistency: v})
+		if _, err := app.FromConfig(c); err != nil {
+			t.Fatalf("%s refused: %v", v, err)
+		}
+	}
+}
