@@ -236,3 +236,92 @@ func TestQuickNeedsNoSlot(t *testing.T) {
 		t.Fatalf("quick %d, handled %d", quick.Load(), handled.Load())
 	}
 }
+
+// testWaiter is a Waiter the test settles by hand.
+type testWaiter struct {
+	done chan struct{}
+	err  error
+}
+
+func newTestWaiter() *testWaiter            { return &testWaiter{done: make(chan struct{})} }
+func (w *testWaiter) Done() <-chan struct{} { return w.done }
+func (w *testWaiter) Err() error            { return w.err }
+func (w *testWaiter) settle(err error)      { w.err = err; close(w.done) }
+func waitingAPI(quick, handled *atomic.Int64, waiters chan *testWaiter) API {
+	api := quickAPI(quick, handled)
+	api.QuickWait = func(*Session) Waiter {
+		w := newTestWaiter()
+		waiters <- w
+		return w
+	}
+	api.Handle = func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+		if _, ok := Arrival(ctx); !ok {
+			return nil, fmt.Errorf("the handler was not told when its request arrived")
+		}
+		handled.Add(1)
+		return req, nil
+	}
+	return api
+}
+
+// With QuickWait, no answer goes out before the Waiter settles; a met wait
+// is answered by Quick, a failed one by Handle (which is told when the
+// request arrived), and requests behind a waiting one are still read.
+func TestQuickWaitHoldsTheAnswer(t *testing.T) {
+	var quick, handled atomic.Int64
+	waiters := make(chan *testWaiter, 4)
+	_, addr := startServer(t, ServerConfig{Mux: NewMux(waitingAPI(&quick, &handled, waiters))}, nil)
+	c := dialClient(t, addr)
+	ctx := testCtx(t)
+	type answer struct {
+		r   Response
+		err error
+	}
+	call := func(name string) <-chan answer {
+		out := make(chan answer, 1)
+		go func() {
+			r, err := c.CallRaw(ctx, keyQuick, 0, mustMarshal(t, echoReq(name)))
+			out <- answer{r, err}
+		}()
+		return out
+	}
+	first, second := call("quick-a"), call("quick-b")
+	w1, w2 := <-waiters, <-waiters // both read while neither is answered
+	select {
+	case a := <-first:
+		t.Fatalf("answered before its wait settled: %+v", a)
+	case a := <-second:
+		t.Fatalf("answered before its wait settled: %+v", a)
+	default:
+	}
+	w1.settle(nil)
+	w2.settle(fmt.Errorf("sync failed"))
+	for _, ch := range []<-chan answer{first, second} {
+		a := <-ch
+		if a.err != nil || a.r.Type != ResponseSuccess {
+			t.Fatalf("answer %v %v", a.err, a.r.Err())
+		}
+	}
+	if quick.Load() != 1 || handled.Load() != 1 {
+		t.Fatalf("quick %d, handled %d: want the met wait answered by Quick, the failed one by Handle", quick.Load(), handled.Load())
+	}
+}
+
+// A connection that closes while a request waits frees its slot: the
+// server shuts down without waiting for the Waiter.
+func TestQuickWaitEndsWithTheConnection(t *testing.T) {
+	var quick, handled atomic.Int64
+	waiters := make(chan *testWaiter, 1)
+	srv, addr := startServer(t, ServerConfig{Mux: NewMux(waitingAPI(&quick, &handled, waiters))}, nil)
+	c := dialClient(t, addr)
+	go c.CallRaw(testCtx(t), keyQuick, 0, mustMarshal(t, echoReq("quick-never")))
+	w := <-waiters
+	c.Close()
+	if err := srv.Close(); err != nil {
+		t.Fatalf("shutdown with a request waiting on a closed connection: %v", err)
+	}
+	w.settle(nil)
+	if quick.Load() != 0 || handled.Load() != 0 {
+		t.Fatalf("quick %d, handled %d after the connection closed", quick.Load(), handled.Load())
+	}
+}
