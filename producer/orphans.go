@@ -31,7 +31,9 @@ type OrphanReport struct {
 //     coordinator (files written, znode not yet created) keeps its files
 //     (W2);
 //   - a producer whose znode cannot be read or decoded is skipped entirely,
-//     never treated as "names no files" (W4).
+//     never treated as "names no files" (W4);
+//   - the znode is read after a sync, so another writer's snapshot that
+//     this sidecar's cache has not heard of yet still protects its files.
 //
 // Paths are compared in their qualified form, so a znode a Java coordinator
 // wrote with a bare local path still protects its file (W1).
@@ -62,6 +64,11 @@ func (r *Registry) cleanupProducerOrphans(ctx context.Context, store OrphanStore
 	defer unlock()
 	live := map[string]bool{}
 	if ValidateID(&id) == nil {
+		// Which files are live is decided on a read after a sync, never on
+		// a cached view that another writer's new snapshot has not reached.
+		if err := r.current(ctx, time.Now()); err != nil {
+			return err
+		}
 		s, _, found, err := r.snapshots.GetSnapshot(ctx, id)
 		if err != nil {
 			return err
