@@ -51,7 +51,7 @@ func (g *gatedSync) count() int {
 
 func newBarrier(t *testing.T, g *gatedSync) *Barrier {
 	t.Helper()
-	b, err := New(Config{Sync: g.sync})
+	b, err := New(Config{Sync: g.sync, MaxInFlight: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,4 +216,41 @@ func (b *Barrier) pendingForTest() *Round {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.next
+}
+
+// With MaxInFlight 2, a read arriving while one sync is in flight gets a
+// sync of its own at once; the third waits for a free slot.
+func TestSyncsInFlightAreBounded(t *testing.T) {
+	g := newGatedSync()
+	b, err := New(Config{Sync: g.sync, MaxInFlight: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := b.Next()
+	r2 := b.Next()
+	if r1 == r2 {
+		t.Fatal("a read arriving after sync 1 was sent joined it")
+	}
+	r3 := b.Next()
+	if r3 == r2 || b.pendingForTest() != r3 {
+		t.Fatal("a third read did not wait for the next free slot")
+	}
+	if r4 := b.Next(); r4 != r3 {
+		t.Fatal("reads waiting for a slot do not share the next sync")
+	}
+	g.release(t, nil) // sync 1 or 2 returns: a slot frees, sync 3 goes out
+	for b.pendingForTest() != nil {
+		time.Sleep(time.Millisecond)
+	}
+	g.release(t, nil)
+	g.release(t, nil)
+	for i, r := range []*Round{r1, r2, r3} {
+		<-r.Done()
+		if r.Err() != nil {
+			t.Fatalf("round %d: %v", i+1, r.Err())
+		}
+	}
+	if n := g.count(); n != 3 {
+		t.Fatalf("%d syncs, want 3", n)
+	}
 }
