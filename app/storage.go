@@ -86,6 +86,19 @@ func (c countedSnapshots) GetSnapshot(ctx context.Context, id string) (offsets.S
 	return s, inc, found, err
 }
 
+func (c countedSnapshots) GetSnapshotSynced(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	sr, ok := c.SnapshotStore.(producer.SyncedReads)
+	if !ok {
+		if err := c.Sync(ctx); err != nil {
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+		}
+		return c.GetSnapshot(ctx, id)
+	}
+	s, inc, found, err := sr.GetSnapshotSynced(ctx, id)
+	c.obs.StorageOp(storeZooKeeper, "sync_get", class(err))
+	return s, inc, found, err
+}
+
 func (c countedSnapshots) DeleteSnapshotIf(ctx context.Context, id string, inc offsets.Incarnation) (bool, error) {
 	deleted, err := c.SnapshotStore.DeleteSnapshotIf(ctx, id, inc)
 	c.obs.StorageOp(storeZooKeeper, "delete", class(err))

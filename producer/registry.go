@@ -75,6 +75,24 @@ type CachedFiles interface {
 	CachedOffsets(path string) (offsets.TableOffsets, bool)
 }
 
+// SyncedReads is implemented by a SnapshotStore that can send a sync and a
+// read together (zk.ProducerStore does, and snapcache passes it through):
+// the read then reflects every write committed before the call, in one
+// round trip.
+type SyncedReads interface {
+	GetSnapshotSynced(ctx context.Context, producerID string) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error)
+}
+
+// LinearReads is implemented by a SnapshotStore that keeps some znodes in
+// memory (snapcache does): GetSnapshotLinear reads the znode as it stands
+// after a sync sent after the call, choosing between waiting for wait (a
+// sync shared with other readers: the store's memory, or a read of it
+// already in flight, is then current) and a read sent with a sync of its
+// own.
+type LinearReads interface {
+	GetSnapshotLinear(ctx context.Context, producerID string, wait func(context.Context) error) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error)
+}
+
 // CachedSnapshots is implemented by a SnapshotStore that can answer some
 // reads from memory, at once and without I/O (snapcache does). ok is false
 // when the znode's state is not cached; found is false when it is cached
@@ -84,6 +102,8 @@ type CachedFiles interface {
 // token. The returned Tables are shared: callers must not modify them.
 type CachedSnapshots interface {
 	CachedSnapshot(producerID string) (s offsets.Snapshot, token uint64, found, ok bool)
+	// HoldsSnapshot is CachedSnapshot's ok alone, not counted as a hit.
+	HoldsSnapshot(producerID string) bool
 }
 
 // AbsenceHints is implemented by a SnapshotStore that can tell from memory,
@@ -238,15 +258,36 @@ func arrival(ctx context.Context) time.Time {
 	return time.Now()
 }
 
-// NextRead returns the sync round a GET arriving now waits for before it
-// may be answered from the stores' memory, or nil when GETs do not wait
-// (SequentialGets). A GET answered after the round succeeded is
-// linearizable (docs/cache.md).
-func (r *Registry) NextRead() *readindex.Round {
+// ErrNotHeld fails the round ReadWait returns for a producer whose znode
+// the stores' memory does not hold.
+var ErrNotHeld = errors.New("the snapshot is not in memory: read it with a sync")
+
+// ReadWait returns what a GET of producerID arriving now waits for before
+// it may be answered from the stores' memory: nil when GETs do not wait
+// (SequentialGets); the next shared sync round when the memory holds the
+// producer's znode (a GET answered after that round succeeded is
+// linearizable, docs/cache.md); else a round already failed with
+// ErrNotHeld, so that the GET goes to Get, which reads ZooKeeper with a
+// sync sent along, in one round trip rather than two.
+func (r *Registry) ReadWait(producerID string) *readindex.Round {
 	if !r.linearGets {
 		return nil
 	}
+	if !r.holds(producerID) {
+		_, linear := r.snapshots.(LinearReads)
+		_, withSync := r.snapshots.(SyncedReads)
+		if linear || withSync {
+			return readindex.Settled(ErrNotHeld)
+		}
+	}
 	return r.reads.Next()
+}
+
+// holds reports whether the snapshot store's memory holds the producer's
+// znode state.
+func (r *Registry) holds(id string) bool {
+	cs, ok := r.snapshots.(CachedSnapshots)
+	return ok && cs.HoldsSnapshot(id)
 }
 
 // Syncs returns the number of read barriers sent (the syncs that made
@@ -507,13 +548,36 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 		return Snapshot{}, false, err
 	}
 	id := *producerID
-	if r.linearGets {
-		if err := r.current(ctx, arrival(ctx)); err != nil {
-			return Snapshot{}, false, r.storeError("get", id, err)
-		}
-	}
+	since := arrival(ctx)
+	// synced: the reads from here on need no sync of their own.
+	synced := !r.linearGets || r.reads.Current(since)
 	for attempt := 0; attempt < attempts; attempt++ {
-		s, inc, found, err := r.snapshots.GetSnapshot(ctx, id)
+		var (
+			s     offsets.Snapshot
+			inc   offsets.Incarnation
+			found bool
+			err   error
+		)
+		lr, linear := r.snapshots.(LinearReads)
+		sr, withSync := r.snapshots.(SyncedReads)
+		switch {
+		case synced:
+			s, inc, found, err = r.snapshots.GetSnapshot(ctx, id)
+		case linear:
+			s, inc, found, err = lr.GetSnapshotLinear(ctx, id, func(ctx context.Context) error { return r.current(ctx, since) })
+			synced = true
+		case withSync:
+			// A read with its own sync costs one round trip where the
+			// shared sync and then the read would cost two.
+			s, inc, found, err = sr.GetSnapshotSynced(ctx, id)
+			synced = true
+		default:
+			if err := r.current(ctx, since); err != nil {
+				return Snapshot{}, false, r.storeError("get", id, err)
+			}
+			synced = true
+			s, inc, found, err = r.snapshots.GetSnapshot(ctx, id)
+		}
 		if err != nil {
 			return Snapshot{}, false, r.storeError("get", id, err)
 		}

@@ -99,6 +99,15 @@ func (r *Round) Done() <-chan struct{} { return r.done }
 // closed.
 func (r *Round) Err() error { return r.err }
 
+// Settled returns a round that is already over with err, for a caller
+// that must hand out a Round but knows the outcome (a read that will not
+// wait for a shared sync).
+func Settled(err error) *Round {
+	r := &Round{done: make(chan struct{}), err: err}
+	close(r.done)
+	return r
+}
+
 // Next returns the round a read arriving now must wait for: one whose sync
 // is sent after this call. It never returns a round already sent.
 func (b *Barrier) Next() *Round {

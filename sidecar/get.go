@@ -101,10 +101,15 @@ func tableOffsetsToProto(tables []offsets.TableOffsets) []*messages.PbProducerTa
 	return out
 }
 
-// quickGetWait is GET's wire.API.QuickWait: the sync round a GET arriving
-// now waits for before quickGet may answer it, nil with sequential reads.
-func (s *Sidecar) quickGetWait(*wire.Session) wire.Waiter {
-	if r := s.cfg.Registry.NextRead(); r != nil {
+// quickGetWait is GET's wire.API.QuickWait: what a GET arriving now waits
+// for before quickGet may answer it (producer.Registry.ReadWait). A body
+// quickGet would not read waits for nothing: the handler answers it.
+func (s *Sidecar) quickGetWait(_ *wire.Session, _ int16, body []byte) wire.Waiter {
+	id, ok := getRequestID(body)
+	if !ok {
+		return nil
+	}
+	if r := s.cfg.Registry.ReadWait(string(id)); r != nil {
 		return r
 	}
 	return nil

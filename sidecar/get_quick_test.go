@@ -196,6 +196,8 @@ func (c *cachedMem) CachedSnapshot(id string) (offsets.Snapshot, uint64, bool, b
 	return s, uint64(inc.Czxid)<<32 | uint64(uint32(inc.Version)), found, true
 }
 
+func (c *cachedMem) HoldsSnapshot(string) bool { return true }
+
 func (c *cachedMem) CachedOffsets(path string) (offsets.TableOffsets, bool) {
 	t, err := c.ReadOffsets(context.Background(), path)
 	return t, err == nil

@@ -78,6 +78,17 @@ func (s *countingStore) ListProducerIDs(ctx context.Context) ([]string, error) {
 }
 
 func (s *countingStore) GetSnapshot(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	s.enter()
+	return s.ProducerStore.GetSnapshot(ctx, id)
+}
+
+// GetSnapshotSynced is a read too, counted and gated alike.
+func (s *countingStore) GetSnapshotSynced(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	s.enter()
+	return s.ProducerStore.GetSnapshotSynced(ctx, id)
+}
+
+func (s *countingStore) enter() {
 	s.gets.Add(1)
 	if s.entered != nil {
 		s.entered <- struct{}{}
@@ -85,7 +96,6 @@ func (s *countingStore) GetSnapshot(ctx context.Context, id string) (offsets.Sna
 	if s.gate != nil {
 		<-s.gate
 	}
-	return s.ProducerStore.GetSnapshot(ctx, id)
 }
 
 func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Config)) *fixture {

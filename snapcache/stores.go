@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
@@ -38,17 +39,63 @@ func (s snapshots) CheckSnapshot(producerID string, snap offsets.Snapshot) error
 // for every write committed before the sync. The returned Tables are shared, as ReadOffsets' Buckets
 // are: callers must not modify them (the registry only reads them).
 func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	return s.get(ctx, producerID, s.c.inner.GetSnapshot, false)
+}
+
+// GetSnapshotSynced reads the znode with a sync sent along
+// (producer.SyncedReads), never from memory or a read already in flight,
+// which may both be older than the sync; the reply is cached, and shared
+// with readers arriving while it is in flight, as GetSnapshot's are. A
+// store that cannot send them together syncs, then reads.
+func (s snapshots) GetSnapshotSynced(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	read := func(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+		if err := s.c.inner.Sync(ctx); err != nil {
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+		}
+		return s.c.inner.GetSnapshot(ctx, id)
+	}
+	if sr, ok := s.c.inner.(producer.SyncedReads); ok {
+		read = sr.GetSnapshotSynced
+	}
+	return s.get(ctx, producerID, read, true)
+}
+
+// GetSnapshotLinear reads the znode as it stands after a sync sent after
+// the call (producer.LinearReads). When the znode is cached, or a read of
+// it that the watch covers is in flight, it waits for wait (a shared sync)
+// and answers as GetSnapshot does: the memory, or that read, is then
+// current (docs/cache.md). Otherwise it reads with a sync of its own,
+// which costs one round trip instead of two.
+func (s snapshots) GetSnapshotLinear(ctx context.Context, producerID string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	c := s.c
+	c.mu.Lock()
+	_, held := c.items[key{name: producerID}]
+	f, reading := c.snapFlights[producerID]
+	shared := held || (reading && f.watching && f.epoch == c.epoch)
+	c.mu.Unlock()
+	if shared {
+		if err := wait(ctx); err != nil {
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+		}
+		return s.GetSnapshot(ctx, producerID)
+	}
+	return s.GetSnapshotSynced(ctx, producerID)
+}
+
+// get is GetSnapshot with read as the store's read; fresh skips memory and
+// reads in flight.
+func (s snapshots) get(ctx context.Context, producerID string, read func(context.Context, string) (offsets.Snapshot, offsets.Incarnation, bool, error), fresh bool) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	c := s.c
 	k := key{name: producerID}
 	for {
 		c.mu.Lock()
-		if e, ok := c.getLocked(k); ok {
+		if e, ok := c.getLocked(k); ok && !fresh {
 			c.mu.Unlock()
 			c.hits.Add(1)
 			return e.snap, e.inc, e.found, nil
 		}
 		f, joined := c.snapFlights[producerID]
-		if joined && !(f.watching && f.epoch == c.epoch) {
+		if joined && (fresh || !(f.watching && f.epoch == c.epoch)) {
 			// A read sent while no watch covered it may be older than a
 			// sync this reader waited for (readindex), and no notification
 			// would have detached it: read afresh, and let later readers
@@ -63,7 +110,7 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 
 		if !joined {
 			c.misses.Add(1)
-			snap, inc, found, err := c.inner.GetSnapshot(ctx, producerID)
+			snap, inc, found, err := read(ctx, producerID)
 			c.mu.Lock()
 			if c.snapFlights[producerID] == f {
 				delete(c.snapFlights, producerID)
@@ -89,6 +136,15 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 		}
 		return f.snap, f.inc, f.found, f.err
 	}
+}
+
+// HoldsSnapshot reports whether the znode's state is cached, without
+// counting a hit.
+func (s snapshots) HoldsSnapshot(producerID string) bool {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	_, ok := s.c.items[key{name: producerID}]
+	return ok
 }
 
 // CachedSnapshot returns the znode's cached state, without any I/O or
@@ -284,3 +340,14 @@ func (f files) CachedOffsets(path string) (offsets.TableOffsets, bool) {
 	c.hits.Add(1)
 	return e.file, true
 }
+
+// The decorators offer the registry what it looks for.
+var (
+	_ producer.SnapshotStore   = snapshots{}
+	_ producer.CachedSnapshots = snapshots{}
+	_ producer.SyncedReads     = snapshots{}
+	_ producer.LinearReads     = snapshots{}
+	_ producer.AbsenceHints    = snapshots{}
+	_ producer.FileStore       = files{}
+	_ producer.CachedFiles     = files{}
+)

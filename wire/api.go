@@ -55,8 +55,8 @@ type API struct {
 	// slot and a goroutine of its own, waits until the Waiter is done (or
 	// the connection ends), and is then offered Quick if the wait
 	// succeeded; whatever Quick declines, or a failed wait, is served by
-	// HandleRaw or Handle. It must not block.
-	QuickWait func(s *Session) Waiter
+	// HandleRaw or Handle. It must not block, and may not keep body.
+	QuickWait func(s *Session, version int16, body []byte) Waiter
 }
 
 // Waiter is a condition a request waits for (API.QuickWait). Done is closed

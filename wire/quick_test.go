@@ -249,7 +249,7 @@ func (w *testWaiter) Err() error            { return w.err }
 func (w *testWaiter) settle(err error)      { w.err = err; close(w.done) }
 func waitingAPI(quick, handled *atomic.Int64, waiters chan *testWaiter) API {
 	api := quickAPI(quick, handled)
-	api.QuickWait = func(*Session) Waiter {
+	api.QuickWait = func(*Session, int16, []byte) Waiter {
 		w := newTestWaiter()
 		waiters <- w
 		return w

@@ -835,7 +835,7 @@ func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte
 		}
 	}
 	if api.QuickWait != nil {
-		if w := api.QuickWait(c.sess); w != nil {
+		if w := api.QuickWait(c.sess, h.APIVersion, body); w != nil {
 			return nil, "", true, w
 		}
 	}

@@ -152,11 +152,16 @@ func (p *ProducerStore) Sync(ctx context.Context) error {
 // such znode. inc identifies this life of the znode for DeleteSnapshotIf. A
 // znode that does not decode is an error (as in Fluss).
 func (p *ProducerStore) GetSnapshot(ctx context.Context, producerID string) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error) {
+	return p.getSnapshot(ctx, producerID, p.c.Get)
+}
+
+// getSnapshot reads and decodes the producer's znode with get.
+func (p *ProducerStore) getSnapshot(ctx context.Context, producerID string, get func(context.Context, string) ([]byte, Stat, error)) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error) {
 	path, err := producerPath(producerID)
 	if err != nil {
 		return s, inc, false, err
 	}
-	data, st, err := p.c.Get(ctx, path)
+	data, st, err := get(ctx, path)
 	if errors.Is(err, ErrNoNode) {
 		return s, inc, false, nil
 	}
