@@ -137,9 +137,9 @@ type stormEnv struct {
 	// addresses of the sidecar (cache on), the sidecar with its cache off
 	// and the do-nothing server, each in its own process (child_test.go)
 	sidecar, sequential, nocache, nothing string
-	zkPaths                   []string // full znode paths: [0] the storm id, then the random ids
-	ids                       []string // producer ids, same order
-	bodies                    [][]byte // encoded GET requests, same order
+	zkPaths                               []string // full znode paths: [0] the storm id, then the random ids
+	ids                                   []string // producer ids, same order
+	bodies                                [][]byte // encoded GET requests, same order
 }
 
 // startStormEnv starts both sidecars on one ZooKeeper root and one remote
@@ -162,8 +162,8 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 	} else {
 		env := []string{childZKEnv + "=" + zkAddr, childRootEnv + "=" + root, childDirEnv + "=" + dir}
 		e = &stormEnv{
-			sidecar: startChild(tb, "sidecar", env...),
-			nocache: startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...),
+			sidecar:    startChild(tb, "sidecar", env...),
+			nocache:    startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...),
 			sequential: startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyReadConsistency+"="+app.ReadSequential)...),
 		}
 	}
