@@ -11,6 +11,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -38,6 +39,13 @@ func newStaleRig(t *testing.T, kv map[string]string) *staleRig {
 	r.b = apptest.Start(t, sharedZK, shared)
 	r.a = apptest.Start(t, r.cut.Addr(), shared)
 	r.ca, r.cb = dial(t, r.a.Addr()), dial(t, r.b.Addr())
+	ctx := ctxT(t)
+	for !r.a.Cache().Stats().Watching {
+		if ctx.Err() != nil {
+			t.Fatal("A's cache never set its watch")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return r
 }
 
@@ -64,6 +72,24 @@ func getOffset(ctx context.Context, c *wire.Client, id string) (int64, error) {
 
 func deleteSnapshot(ctx context.Context, c *wire.Client, id string) error {
 	return c.Call(ctx, 1055, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{})
+}
+
+// warm reads id through A until A's cache holds its znode state (want is
+// the offset expected, -1 for absent). A read that a notification crossed
+// is not cached, so the first may not be; the stale-view tests need the
+// entry, so that A's operation takes the shared sync whose count whileStale
+// watches.
+func (r *staleRig) warm(t *testing.T, ctx context.Context, id string, want int64) {
+	t.Helper()
+	holds := r.a.Cache().Snapshots().(producer.CachedSnapshots).HoldsSnapshot
+	for !holds(id) {
+		if ctx.Err() != nil {
+			t.Fatalf("A never cached %s: %+v", id, r.a.Cache().Stats())
+		}
+		if off, err := getOffset(ctx, r.ca, id); err != nil || off != want {
+			t.Fatalf("A's get of %s: %d, %v (want %d)", id, off, err, want)
+		}
+	}
 }
 
 // whileStale runs op on A while A's link to ZooKeeper is stalled, and lets
@@ -96,9 +122,7 @@ func TestDecisionsFollowOtherSidecarsWrites(t *testing.T) {
 
 	t.Run("delete after another sidecar's create", func(t *testing.T) {
 		const id = "stale-delete"
-		if off, err := getOffset(ctx, r.ca, id); err != nil || off != -1 {
-			t.Fatalf("A's first get: %d, %v", off, err) // A caches the absence
-		}
+		r.warm(t, ctx, id, -1) // A caches the absence
 		r.cut.Stall()
 		if res, err := registerOffset(ctx, r.cb, id, 11); err != nil || res != 0 {
 			t.Fatalf("B's register: %d, %v", res, err)
@@ -116,9 +140,7 @@ func TestDecisionsFollowOtherSidecarsWrites(t *testing.T) {
 		if res, err := registerOffset(ctx, r.cb, id, 21); err != nil || res != 0 {
 			t.Fatalf("B's register: %d, %v", res, err)
 		}
-		if off, err := getOffset(ctx, r.ca, id); err != nil || off != 21 {
-			t.Fatalf("A's first get: %d, %v", off, err) // A caches the snapshot
-		}
+		r.warm(t, ctx, id, 21) // A caches the snapshot
 		r.cut.Stall()
 		if err := deleteSnapshot(ctx, r.cb, id); err != nil {
 			t.Fatalf("B's delete: %v", err)
@@ -138,9 +160,7 @@ func TestDecisionsFollowOtherSidecarsWrites(t *testing.T) {
 		if res, err := registerOffset(ctx, r.cb, id, 31); err != nil || res != 0 {
 			t.Fatalf("B's register: %d, %v", res, err)
 		}
-		if off, err := getOffset(ctx, r.ca, id); err != nil || off != 31 {
-			t.Fatalf("A's first get: %d, %v", off, err)
-		}
+		r.warm(t, ctx, id, 31)
 		r.cut.Stall()
 		if err := deleteSnapshot(ctx, r.cb, id); err != nil {
 			t.Fatalf("B's delete: %v", err)
@@ -164,9 +184,7 @@ func TestSequentialReadsDoNotWait(t *testing.T) {
 	if res, err := registerOffset(ctx, r.cb, id, 41); err != nil || res != 0 {
 		t.Fatalf("B's register: %d, %v", res, err)
 	}
-	if off, err := getOffset(ctx, r.ca, id); err != nil || off != 41 {
-		t.Fatalf("A's first get: %d, %v", off, err)
-	}
+	r.warm(t, ctx, id, 41)
 	r.cut.Stall()
 	if err := deleteSnapshot(ctx, r.cb, id); err != nil {
 		t.Fatalf("B's delete: %v", err)
