@@ -93,7 +93,12 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", s.ZooKeeperAddress, err)
 	}
 	a.zk = zc
-	files, err := remote.Open(ctx, s.RemoteDataDir, s.RemoteOptions(log))
+	ropts := s.RemoteOptions(log)
+	ropts.Observer = o.remoteObserver()
+	// No try of a storage call outlives a request: the SDKs have no
+	// deadline of their own, and cleanup's calls have none either.
+	ropts.AttemptTimeout = s.RequestTimeout
+	files, err := remote.Open(ctx, s.RemoteDataDir, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
 	}
@@ -250,7 +255,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		log.Info("serving", "listener", a.addrs[i].Name, "addr", ln.Addr().String(),
 			"security_protocol", authn.Protocol(a.addrs[i].Name), "mode", s.Mode)
 	}
-	o.watch(zc, files, upstream)
+	o.watch(zc, files, upstream, s.StorageCheckInterval)
 	if err := a.startCleanup(runCtx, s, counted); err != nil {
 		return nil, err
 	}

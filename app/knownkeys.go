@@ -16,7 +16,7 @@ var serverKeys = []string{
 	"sidecar.orphan-cleanup.grace-period", "sidecar.node-id", "sidecar.request-timeout",
 	"sidecar.max-inflight-per-connection", "sidecar.max-connections", "sidecar.log.level",
 	"sidecar.shutdown.drain-timeout",
-	KeyMaxQueuedBytes, KeyMaxRunningPerConn, KeyStorageStartChecks,
+	KeyMaxQueuedBytes, KeyMaxRunningPerConn, KeyStorageStartChecks, KeyStorageCheckInterval,
 	KeyCacheMaxBytes, KeyCacheMaxEntries, KeyReadConsistency,
 	KeyMode, KeyUpstreamAddress, KeyUpstreamListenerName, KeyRewriteMetadata,
 	KeyEmbedded, KeyEmbeddedACLFile,

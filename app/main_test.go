@@ -1,13 +1,17 @@
 package app_test
 
 import (
+	"os"
 	"testing"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 var sharedZK string
 
 func TestMain(m *testing.M) {
-	zktest.Main(m, func(addr string) { sharedZK = addr })
+	code := zktest.Run(m, func(addr string) { sharedZK = addr })
+	storagetest.StopAzurite()
+	os.Exit(code)
 }

@@ -156,10 +156,17 @@ func (o *ops) storageObserver() storageObserver {
 	return o.m
 }
 
+func (o *ops) remoteObserver() remote.Observer {
+	if o.m == nil {
+		return nil
+	}
+	return o.m
+}
+
 // watch starts what readiness and the gauges read: the ZooKeeper session,
-// the upstream (proxy mode) and the remote storage probe, retried in the
-// background until storage answers.
-func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamSource) {
+// the upstream (proxy mode) and the remote storage probe (see
+// probeStorage).
+func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamSource, interval time.Duration) {
 	o.mu.Lock()
 	o.zkConnected = zc.Connected
 	o.upstream = upstream
@@ -168,6 +175,11 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 		o.m.GaugeFunc("zookeeper_sessionConnected", "1 while the ZooKeeper session is connected, else 0.", func() float64 {
 			return metrics.Bool(zc.Connected())
 		})
+		o.m.GaugeFunc("storage_remoteAcceptsWrites", "1 while the last probe of remote storage (a file written, read back and deleted in the producers directory) succeeded, else 0.", func() float64 {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			return metrics.Bool(o.storageOK)
+		})
 		if upstream != nil {
 			o.m.GaugeFunc("proxy_upstreamKnown", "1 while proxy mode knows the coordinator to forward to, else 0.", func() float64 {
 				_, err := o.currentUpstream()
@@ -175,12 +187,16 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 			})
 		}
 	}
+	// Without the reporter nothing reads readiness: one success is enough.
+	if o.m == nil {
+		interval = 0
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	o.cancel = cancel
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
-		o.probeStorage(ctx, files)
+		o.probeStorage(ctx, files, interval)
 	}()
 }
 
@@ -195,31 +211,59 @@ func (o *ops) watchCache(c *snapcache.Cache) {
 	}
 }
 
-// probeStorage lists the producers directory until it answers once.
-func (o *ops) probeStorage(ctx context.Context, files *remote.Store) {
-	backoff := 500 * time.Millisecond
+// probeStorage probes remote storage where offsets files go (a file
+// written, read back and deleted in the producers directory) until it
+// succeeds, retrying with backoff; then, every interval (0: never), again,
+// so that /readyz reports storage that stops accepting writes after the
+// start (a full or read-only disk, a revoked permission, an endpoint gone)
+// and recovers when it takes them again.
+func (o *ops) probeStorage(ctx context.Context, files *remote.Store, interval time.Duration) {
+	const firstBackoff = 500 * time.Millisecond
+	backoff := firstBackoff
+	dir := files.ProducersDir().String()
+	everOK := false
 	for ctx.Err() == nil {
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := files.ListProducerDirs(pctx)
+		err := files.Probe(pctx)
 		cancel()
-		o.mu.Lock()
-		o.storageOK, o.storageErr = err == nil, err
-		o.mu.Unlock()
-		if err == nil {
-			o.log.Debug("remote storage answered the start-up probe", "dir", files.ProducersDir().String())
-			return
-		}
 		if ctx.Err() != nil {
 			return
 		}
-		o.log.Warn("remote storage does not answer; not ready", "dir", files.ProducersDir().String(), "error", err, "retry_in", backoff)
-		t := time.NewTimer(backoff)
+		o.mu.Lock()
+		wasOK := o.storageOK
+		o.storageOK, o.storageErr = err == nil, err
+		o.mu.Unlock()
+		wait := interval
+		switch {
+		case err == nil && !everOK:
+			o.log.Debug("remote storage answered the start-up probe", "dir", dir)
+		case err == nil && !wasOK:
+			o.log.Info("remote storage accepts writes again; ready", "dir", dir)
+		case err != nil && wasOK:
+			o.log.Warn("remote storage stopped accepting writes; not ready", "dir", dir, "error", err, "retry_in", backoff)
+		case err != nil:
+			o.log.Warn("remote storage does not accept writes; not ready", "dir", dir, "error", err, "retry_in", backoff)
+		}
+		everOK = everOK || err == nil
+		if err == nil {
+			if interval <= 0 {
+				return
+			}
+			backoff = firstBackoff
+		} else {
+			wait = backoff
+			backoff = 2 * backoff
+			if interval > 0 {
+				backoff = min(backoff, interval)
+			}
+			backoff = min(backoff, 30*time.Second)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
 		}
-		backoff = min(2*backoff, 30*time.Second)
 	}
 }
 
@@ -245,7 +289,7 @@ func (o *ops) missing() []string {
 		out = append(out, "zookeeper: no connected session")
 	}
 	if !storageOK {
-		msg := "remote storage: the start-up probe has not succeeded yet"
+		msg := "remote storage: the last probe (write, read back, delete in the producers directory) failed or has not run yet"
 		if storageErr != nil {
 			msg += ": " + storageErr.Error()
 		}

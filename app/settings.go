@@ -62,6 +62,10 @@ type Settings struct {
 	// StorageStartChecks is sidecar.storage.start-check-attempts: how many
 	// times a start probes remote storage that fails transiently.
 	StorageStartChecks int
+	// StorageCheckInterval is sidecar.storage.check-interval: how often a
+	// running sidecar with the Prometheus reporter on probes that remote
+	// storage still takes offsets files, for /readyz.
+	StorageCheckInterval time.Duration
 
 	// Security holds listener protocols, SASL users and authorizer
 	// settings: internal.listener.name, security.protocol.map,
@@ -225,6 +229,8 @@ func FromConfig(c *config.Config) (Settings, error) {
 	n, err = c.Int(KeyStorageStartChecks, 5)
 	add(err)
 	s.StorageStartChecks = int(n)
+	s.StorageCheckInterval, err = c.Duration(KeyStorageCheckInterval, 30*time.Second)
+	add(err)
 	s.LogLevel = strings.ToLower(c.String(KeyLogLevel, "info"))
 	s.ShutdownDrainTimeout, err = c.Duration("sidecar.shutdown.drain-timeout", 30*time.Second)
 	add(err)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,21 +12,23 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // Keys of the limits that validate checks, besides those named in
 // settings.go.
 const (
-	KeyOrphanGrace        = "sidecar.orphan-cleanup.grace-period"
-	KeyNodeID             = "sidecar.node-id"
-	KeyRequestTimeout     = "sidecar.request-timeout"
-	KeyMaxInFlight        = "sidecar.max-inflight-per-connection"
-	KeyMaxConnections     = "sidecar.max-connections"
-	KeyMaxRunningPerConn  = "sidecar.max-running-per-connection"
-	KeyMaxQueuedBytes     = "sidecar.max-queued-request-bytes"
-	KeyLogLevel           = "sidecar.log.level"
-	KeyDrainTimeout       = "sidecar.shutdown.drain-timeout"
-	KeyStorageStartChecks = "sidecar.storage.start-check-attempts"
+	KeyOrphanGrace          = "sidecar.orphan-cleanup.grace-period"
+	KeyNodeID               = "sidecar.node-id"
+	KeyRequestTimeout       = "sidecar.request-timeout"
+	KeyMaxInFlight          = "sidecar.max-inflight-per-connection"
+	KeyMaxConnections       = "sidecar.max-connections"
+	KeyMaxRunningPerConn    = "sidecar.max-running-per-connection"
+	KeyMaxQueuedBytes       = "sidecar.max-queued-request-bytes"
+	KeyLogLevel             = "sidecar.log.level"
+	KeyDrainTimeout         = "sidecar.shutdown.drain-timeout"
+	KeyStorageStartChecks   = "sidecar.storage.start-check-attempts"
+	KeyStorageCheckInterval = "sidecar.storage.check-interval"
 )
 
 // LogLevels are the accepted values of sidecar.log.level.
@@ -119,6 +122,7 @@ func (s *Settings) validate() []error {
 	positive(KeyTTL, s.ProducerOffsetsTTL, ": every snapshot would be born expired and deleted by the next cleanup")
 	positive(KeyIdleTimeout, s.IdleTimeout, "")
 	positive(KeyRequestTimeout, s.RequestTimeout, "")
+	positive(KeyStorageCheckInterval, s.StorageCheckInterval, "")
 	if s.ShutdownDrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("%s must not be negative, got %v", KeyDrainTimeout, s.ShutdownDrainTimeout))
 	}
@@ -181,11 +185,14 @@ type storageProber interface {
 	Probe(ctx context.Context) error
 }
 
-// checkStorage probes remote storage at start. Storage that is definitely
-// unusable (permission denied, a missing bucket, bad credentials) fails the
-// start; any other failure is retried up to attempts times with backoff,
-// each failure logged, and if it persists the sidecar starts anyway with an
-// error logged, since requests will succeed once the storage is back.
+// checkStorage probes remote storage at start: a file written, read back
+// and deleted where offsets files go (remote.Store.Probe). Storage that is
+// definitely unusable (permission denied or a read-only file system, a
+// missing bucket, bad credentials) fails the start with one line naming the
+// producers directory; any other failure is retried up to attempts times
+// with backoff, each failure logged, and if it persists the sidecar starts
+// anyway, not ready, with an error logged, since requests will succeed once
+// the storage is back.
 func checkStorage(ctx context.Context, p storageProber, dir string, attempts int, sleep func(context.Context, time.Duration) error, log hclog.Logger) error {
 	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -196,11 +203,11 @@ func checkStorage(ctx context.Context, p storageProber, dir string, attempts int
 			}
 			return nil
 		}
-		if definitelyUnusable(err) {
-			return fmt.Errorf("remote storage %s is unusable (%s): %w", dir, gcerrors.Code(err), err)
+		if why := unusable(err); why != "" {
+			return fmt.Errorf("remote storage %s is unusable (%s): %w", dir, why, err)
 		}
 		if attempt >= attempts || ctx.Err() != nil {
-			log.Error("remote storage is not reachable; starting anyway, producer offsets requests will fail until it is",
+			log.Error("remote storage is not reachable; starting anyway, not ready, producer offsets requests will fail until it is",
 				"dir", dir, "attempts", attempt, "error", err)
 			return nil
 		}
@@ -212,12 +219,19 @@ func checkStorage(ctx context.Context, p storageProber, dir string, attempts int
 	}
 }
 
-func definitelyUnusable(err error) bool {
-	switch gcerrors.Code(err) {
+// unusable names why storage that failed a probe with err can never work
+// without an operator: the object store's code, or "permission" for a
+// refused local access (EACCES, a read-only file system). "" when waiting
+// may help.
+func unusable(err error) string {
+	switch c := gcerrors.Code(err); c {
 	case gcerrors.PermissionDenied, gcerrors.NotFound, gcerrors.InvalidArgument, gcerrors.FailedPrecondition, gcerrors.Unimplemented:
-		return true
+		return c.String()
 	}
-	return false
+	if errors.Is(err, storeerr.ErrPermission) {
+		return "permission"
+	}
+	return ""
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -51,6 +52,7 @@ type Metrics struct {
 
 	storageOps    *prometheus.CounterVec
 	storageErrors *prometheus.CounterVec
+	driverPanics  *prometheus.CounterVec
 
 	cleanupRuns    *prometheus.CounterVec
 	expiredRemoved prometheus.Counter
@@ -138,6 +140,7 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 
 	m.storageOps = counterVec("storage_operationsTotal", "Storage calls, by store (zookeeper, remote) and operation.", "store", "op")
 	m.storageErrors = counterVec("storage_errorsTotal", "Failed storage calls, by store, operation and error class.", "store", "op", "class")
+	m.driverPanics = counterVec("storage_driverPanicsTotal", "Panics raised inside a remote storage driver and contained (the operation failed as unavailable), by driver and operation.", "driver", "op")
 
 	m.cleanupRuns = counterVec("cleanup_runsTotal", "Cleanup rounds, by result: ok, failed, following (another instance leads cleanup) or electing (no instance leads yet).", "result")
 	m.expiredRemoved = counter("cleanup_expiredSnapshotsRemovedTotal", "Expired producer snapshots this instance removed.")
@@ -152,7 +155,7 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 		m.requests, m.errors, m.totalTime, m.requestBytes, m.inFlight, m.inFlightBytes, m.forwarded,
 		m.connOpen, m.connAccepted, m.connRefused,
 		m.zkReconnects, m.zkExpiries, m.zkEvents,
-		m.storageOps, m.storageErrors,
+		m.storageOps, m.storageErrors, m.driverPanics,
 		m.cleanupRuns, m.expiredRemoved, m.orphansRemoved, m.cleanupLeader,
 		build,
 	} {
@@ -270,6 +273,12 @@ func (m *Metrics) StorageOp(store, op, class string) {
 	}
 }
 
+// DriverPanic counts one panic raised inside a remote storage driver that
+// the store contained.
+func (m *Metrics) DriverPanic(driver, op string) {
+	m.driverPanics.WithLabelValues(driver, op).Inc()
+}
+
 // CleanupRun counts one cleanup round: result is "ok", "failed" or
 // "following"; expired and orphans are what it removed.
 func (m *Metrics) CleanupRun(result string, expired, orphans int) {
@@ -291,4 +300,5 @@ func (m *Metrics) CleanupLeader(leading bool) {
 var (
 	_ wire.Observer      = (*Metrics)(nil)
 	_ zk.SessionObserver = (*Metrics)(nil)
+	_ remote.Observer    = (*Metrics)(nil)
 )

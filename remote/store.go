@@ -79,6 +79,14 @@ type Options struct {
 	NewUUID func() string
 	// Sleep waits between I/O retries; it defaults to a context-aware timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Observer, if set, counts the driver panics the store contains (see
+	// guard.go).
+	Observer Observer
+	// AttemptTimeout, if positive, bounds each try of a read, write, delete
+	// or listing; a try that runs out fails with storeerr.ErrTimeout and is
+	// retried like any transient failure. Zero: only the caller's context
+	// bounds it.
+	AttemptTimeout time.Duration
 }
 
 // FileInfo describes one file found under a producer directory.
@@ -106,6 +114,11 @@ type Store struct {
 	// when the store opened a fileblob bucket itself, else "".
 	localProducers string
 	log            hclog.Logger
+	// driver names the gocloud.dev driver beneath bucket, for logs and
+	// metrics; obs counts what the store contains (nil: nothing).
+	driver         string
+	obs            Observer
+	attemptTimeout time.Duration
 	newUUID        func() string
 	sleep          func(ctx context.Context, d time.Duration) error
 
@@ -133,10 +146,16 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 		return nil, fmt.Errorf("remote: remote.data.dir: %w", err)
 	}
 	s := &Store{
-		log:     opts.Logger,
-		newUUID: opts.NewUUID,
-		sleep:   opts.Sleep,
-		bucket:  opts.Bucket,
+		log:            opts.Logger,
+		newUUID:        opts.NewUUID,
+		sleep:          opts.Sleep,
+		bucket:         opts.Bucket,
+		obs:            opts.Observer,
+		attemptTimeout: opts.AttemptTimeout,
+		driver:         driverName(dir.Scheme),
+	}
+	if opts.Bucket != nil {
+		s.driver = "injected"
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
@@ -185,7 +204,11 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
 		}
 		if s.bucket == nil {
-			b, err := openObjectStore(ctx, scheme, dir, remoteDataDir, opts)
+			var b *blob.Bucket
+			err := s.guard("open", func() (err error) {
+				b, err = openObjectStore(ctx, scheme, dir, remoteDataDir, opts)
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -272,7 +295,7 @@ func (s *Store) ProducersDir() FsPath { return s.producers }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		if s.ownsBucket {
-			s.closeErr = s.bucket.Close()
+			s.closeErr = s.guard("close", s.bucket.Close)
 		}
 	})
 	return s.closeErr
@@ -297,13 +320,16 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 	rel := producerID + "/" + strconv.FormatInt(t.TableID, 10) + "/" + name
 	key := s.producersKey + rel
 	path := s.producers.String() + "/" + rel
-	err = s.retry(ctx, "write "+path, true, func() error {
-		return s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	err = s.retry(ctx, "write "+path, true, func(ctx context.Context) error {
+		return s.guard("write", func() error {
+			return s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
+		})
 	})
 	if err != nil {
 		// Nothing names the file yet; a failed write must not leave a
 		// partial one (a full disk leaves zero-byte files otherwise).
-		if derr := s.bucket.Delete(context.WithoutCancel(ctx), key); derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
+		derr := s.guard("delete", func() error { return s.bucket.Delete(context.WithoutCancel(ctx), key) })
+		if derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
 			s.log.Warn("could not remove a failed offsets file", "path", path, "error", derr)
 		}
 		return "", classified(fmt.Errorf("remote: write offsets file %s: %w", path, err))
@@ -331,10 +357,12 @@ func (s *Store) ReadOffsets(ctx context.Context, offsetsPath string) (offsets.Ta
 		return offsets.TableOffsets{}, err
 	}
 	var data []byte
-	err = s.retry(ctx, "read "+offsetsPath, false, func() error {
-		var rerr error
-		data, rerr = s.bucket.ReadAll(ctx, key)
-		return rerr
+	err = s.retry(ctx, "read "+offsetsPath, false, func(ctx context.Context) error {
+		return s.guard("read", func() error {
+			var rerr error
+			data, rerr = s.bucket.ReadAll(ctx, key)
+			return rerr
+		})
 	})
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return offsets.TableOffsets{}, fmt.Errorf("remote: %w: %s", ErrNotFound, offsetsPath)
@@ -370,8 +398,8 @@ func (s *Store) DeleteOffsets(ctx context.Context, offsetsPath string) error {
 	if err != nil {
 		return err
 	}
-	err = s.retry(ctx, "delete "+offsetsPath, false, func() error {
-		return s.bucket.Delete(ctx, key)
+	err = s.retry(ctx, "delete "+offsetsPath, false, func(ctx context.Context) error {
+		return s.guard("delete", func() error { return s.bucket.Delete(ctx, key) })
 	})
 	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return classified(fmt.Errorf("remote: delete offsets file %s: %w", offsetsPath, err))
@@ -400,7 +428,7 @@ func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
 		}
 		return names, nil
 	}
-	err := s.retry(ctx, "list "+s.producers.String(), false, func() error {
+	err := s.retry(ctx, "list "+s.producers.String(), false, func(ctx context.Context) error {
 		names = names[:0]
 		return s.eachObject(ctx, &blob.ListOptions{Prefix: s.producersKey, Delimiter: "/"}, func(obj *blob.ListObject) {
 			if obj.IsDir {
@@ -426,7 +454,7 @@ func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]Fil
 	prefix := s.producersKey + producerID + "/"
 	base := s.producers.String() + "/" + producerID + "/"
 	var files []FileInfo
-	err := s.retry(ctx, "list "+base, false, func() error {
+	err := s.retry(ctx, "list "+base, false, func(ctx context.Context) error {
 		files = files[:0]
 		return s.eachObject(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) {
 			rel := strings.TrimPrefix(obj.Key, prefix)
@@ -526,14 +554,15 @@ func (s *Store) fileKey(offsetsPath string) (string, error) {
 // retry runs f up to ioAttempts times while it fails with a retriable error
 // (or, for writes, NotFound: a concurrent cleanup may remove a temporary
 // file or directory mid-write).
-func (s *Store) retry(ctx context.Context, op string, retryNotFound bool, f func() error) error {
+func (s *Store) retry(ctx context.Context, op string, retryNotFound bool, f func(ctx context.Context) error) error {
 	delay := ioInitialDelay
 	for attempt := 1; ; attempt++ {
-		err := f()
+		err := s.attempt(ctx, f)
 		if err == nil {
 			return nil
 		}
-		retriable := IsRetriable(err) || (retryNotFound && gcerrors.Code(err) == gcerrors.NotFound)
+		var panicked *DriverPanicError
+		retriable := (IsRetriable(err) || (retryNotFound && gcerrors.Code(err) == gcerrors.NotFound)) && !errors.As(err, &panicked)
 		if attempt >= ioAttempts || !retriable || ctx.Err() != nil {
 			return err
 		}
@@ -543,6 +572,20 @@ func (s *Store) retry(ctx context.Context, op string, retryNotFound bool, f func
 		}
 		delay = min(2*delay, ioMaxDelay)
 	}
+}
+
+// attempt runs one try of f, bounded by the attempt timeout if there is
+// one: the object store SDKs set no overall deadline of their own, so a
+// server that accepts a request and never answers would otherwise hold it
+// (and whatever lock its caller holds) for as long as ctx allows, which for
+// cleanup is forever.
+func (s *Store) attempt(ctx context.Context, f func(ctx context.Context) error) error {
+	if s.attemptTimeout <= 0 {
+		return f(ctx)
+	}
+	actx, cancel := context.WithTimeout(ctx, s.attemptTimeout)
+	defer cancel()
+	return f(actx)
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {
@@ -583,6 +626,10 @@ func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 // eachObject calls fn for every object of one listing.
 func (s *Store) eachObject(ctx context.Context, opts *blob.ListOptions, fn func(*blob.ListObject)) error {
+	return s.guard("list", func() error { return s.listEach(ctx, opts, fn) })
+}
+
+func (s *Store) listEach(ctx context.Context, opts *blob.ListOptions, fn func(*blob.ListObject)) error {
 	it := s.bucket.List(opts)
 	for {
 		obj, err := it.Next(ctx)

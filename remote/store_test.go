@@ -640,7 +640,7 @@ func TestRetry(t *testing.T) {
 			}
 			defer s.Close()
 			calls := 0
-			err = s.retry(context.Background(), "op", tt.retryNotFound, func() error {
+			err = s.retry(context.Background(), "op", tt.retryNotFound, func(context.Context) error {
 				calls++
 				if calls <= len(tt.errs) {
 					return tt.errs[calls-1]
@@ -658,7 +658,7 @@ func TestRetry(t *testing.T) {
 	defer s.Close()
 	cancel()
 	calls := 0
-	if err := s.retry(ctx, "op", false, func() error { calls++; return transient }); err == nil || calls != 1 {
+	if err := s.retry(ctx, "op", false, func(context.Context) error { calls++; return transient }); err == nil || calls != 1 {
 		t.Errorf("cancelled: calls %d err %v", calls, err)
 	}
 }

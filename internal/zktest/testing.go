@@ -32,6 +32,16 @@ func Main(m *testing.M, setup func(addr string)) {
 	}))
 }
 
+// Run is Main without the exit: it returns the tests' status, for a
+// TestMain that has more to stop afterwards (an emulator process).
+func Run(m *testing.M, setup func(addr string)) int {
+	return run(m, func(s *Server) {
+		if setup != nil {
+			setup(s.Addr)
+		}
+	})
+}
+
 // MainServer is Main for a package that needs the server itself, not only
 // its address (a benchmark that reads its CPUTime).
 func MainServer(m *testing.M, setup func(s *Server)) {
