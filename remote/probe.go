@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 )
 
 // ProbeFilePrefix starts the name of the small file Probe writes directly in
@@ -42,14 +43,24 @@ func (s *Store) Probe(ctx context.Context) error {
 		s.removeProbe(ctx, key)
 		return classified(fmt.Errorf("remote: read back a probe file in %s: %w", s.producers, err))
 	}
-	if err := s.guard("probe", func() error { return s.bucket.Delete(ctx, key) }); err != nil {
+	// Deleted even when ctx ended meanwhile (a shutdown during the probe):
+	// the file would otherwise stay.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeCleanupTimeout)
+	defer cancel()
+	if err := s.guard("probe", func() error { return s.bucket.Delete(dctx, key) }); err != nil {
 		return classified(fmt.Errorf("remote: delete a probe file in %s: %w", s.producers, err))
 	}
 	return nil
 }
 
+// probeCleanupTimeout bounds the deletion of a probe file once the probe's
+// own context has ended.
+const probeCleanupTimeout = 10 * time.Second
+
 // removeProbe deletes a probe file after a failure, best effort: a write
 // that failed may still have left it.
 func (s *Store) removeProbe(ctx context.Context, key string) {
-	_ = s.guard("probe", func() error { return s.bucket.Delete(context.WithoutCancel(ctx), key) })
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeCleanupTimeout)
+	defer cancel()
+	_ = s.guard("probe", func() error { return s.bucket.Delete(ctx, key) })
 }
