@@ -24,9 +24,9 @@ type FileLimit struct {
 	// Known is false where the limit cannot be read (not Linux, or the
 	// call failed); the other fields are then zero but for Err.
 	Known bool
-	// Soft and Hard are the limits as found, before any raise. (Go itself
-	// raises the soft limit to the hard one when the process starts, so on
-	// Linux Soft usually equals Hard already.)
+	// Soft and Hard are the limits as found, before any raise. (Go's
+	// runtime raises the soft limit when the process starts, so Soft is
+	// usually already at or just below Hard.)
 	Soft, Hard uint64
 	// Current is the soft limit in force after the raise: Hard, or Soft if
 	// the raise failed.
