@@ -42,6 +42,7 @@ type App struct {
 	addrs     []config.Listener
 	emb       *embedded.Server // embedded mode (embedded.go)
 	ops       *ops
+	maxConns  int // each listener's connection limit
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -54,19 +55,31 @@ type Options struct {
 	Logger hclog.Logger
 	// Now is the registry's clock; time.Now when nil.
 	Now func() time.Time
+	// FileLimit raises and reports the open-files limit when the settings
+	// have not been through PrepareStart; RaiseFileLimit when nil.
+	FileLimit func() FileLimit
 }
 
 // Start connects to ZooKeeper and remote storage, binds every listener and
 // starts serving. It returns once the sidecar accepts connections.
 func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
-	if s.Embedded {
-		return startEmbedded(ctx, s, opts)
-	}
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	a := &App{log: log}
+	if s.FileLimit == nil {
+		raise := opts.FileLimit
+		if raise == nil {
+			raise = RaiseFileLimit
+		}
+		s.applyFileLimit(raise())
+		log.Info("open files", "open_files", s.FileLimit.String(),
+			"max_connections", s.MaxConnections, "max_connections_from", s.maxConnectionsNote())
+	}
+	if s.Embedded {
+		return startEmbedded(ctx, s, opts)
+	}
+	a := &App{log: log, maxConns: s.MaxConnections}
 	ok := false
 	defer func() {
 		if !ok {
@@ -296,6 +309,10 @@ func (a *App) Addr() string { return a.addrs[0].Address() }
 
 // Addrs are the bound listeners.
 func (a *App) Addrs() []config.Listener { return append([]config.Listener(nil), a.addrs...) }
+
+// MaxConnections is each listener's connection limit: sidecar.max-connections,
+// or the limit derived from the open-files limit when it is not set.
+func (a *App) MaxConnections() int { return a.maxConns }
 
 // Registry is the running registry, for tests and maintenance.
 func (a *App) Registry() *producer.Registry { return a.registry }

@@ -89,7 +89,7 @@ func startEmbedded(ctx context.Context, s Settings, opts Options) (*App, error) 
 	if err != nil {
 		return nil, err
 	}
-	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners()}
+	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners(), maxConns: s.MaxConnections}
 	for _, l := range a.addrs {
 		log.Info("serving", "listener", l.Name, "addr", l.Address(), "mode", "embedded",
 			"security_protocol", protocolOf(s.Security, l.Name))

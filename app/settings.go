@@ -46,7 +46,7 @@ type Settings struct {
 	NodeID               int32         // sidecar.node-id
 	RequestTimeout       time.Duration // sidecar.request-timeout
 	MaxInFlightPerConn   int           // sidecar.max-inflight-per-connection
-	MaxConnections       int           // sidecar.max-connections
+	MaxConnections       int           // sidecar.max-connections; 0: derived at start (DeriveMaxConnections)
 	MaxRunningPerConn    int           // sidecar.max-running-per-connection
 	LogLevel             string        // sidecar.log.level
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
@@ -98,6 +98,16 @@ type Settings struct {
 	// Ops holds the metrics reporter, operations endpoint and log format
 	// settings (see OpsSettings).
 	Ops OpsSettings
+
+	// FileLimit is the open-files limit found at start (PrepareStart or
+	// Start); nil before.
+	FileLimit *FileLimit
+	// MaxConnectionsDerived says MaxConnections was derived from FileLimit
+	// because sidecar.max-connections was not set.
+	MaxConnectionsDerived bool
+	// maxConnectionsSet: sidecar.max-connections was given (validate
+	// refuses a value below 1 then).
+	maxConnectionsSet bool
 }
 
 // Key names, for messages and docs.
@@ -221,9 +231,11 @@ func FromConfig(c *config.Config) (Settings, error) {
 	n, err = c.Int(KeyMaxRunningPerConn, wire.DefaultMaxRunningPerConn)
 	add(err)
 	s.MaxRunningPerConn = int(n)
-	n, err = c.Int(KeyMaxConnections, wire.DefaultMaxConns)
+	// Not set: 0, derived at start from the open-files limit.
+	n, err = c.Int(KeyMaxConnections, 0)
 	add(err)
 	s.MaxConnections = int(n)
+	s.maxConnectionsSet = c.String(KeyMaxConnections, "") != ""
 	s.MaxQueuedRequestBytes, err = c.MemorySize(KeyMaxQueuedBytes, wire.DefaultRequestBudget)
 	add(err)
 	n, err = c.Int(KeyStorageStartChecks, 5)

@@ -66,7 +66,11 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 	set("sidecar.node-id", strconv.Itoa(int(s.NodeID)))
 	set("sidecar.request-timeout", dur(s.RequestTimeout))
 	set("sidecar.max-inflight-per-connection", strconv.Itoa(s.MaxInFlightPerConn))
-	set("sidecar.max-connections", strconv.Itoa(s.MaxConnections))
+	if s.MaxConnections == 0 {
+		set(KeyMaxConnections, "derived at start from the open-files limit")
+	} else {
+		set(KeyMaxConnections, strconv.Itoa(s.MaxConnections))
+	}
 	set("sidecar.log.level", s.LogLevel)
 	set(KeyLogFormat, s.Ops.LogFormat)
 	set("sidecar.shutdown.drain-timeout", dur(s.ShutdownDrainTimeout))
@@ -91,11 +95,17 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 	return out
 }
 
-// LogStartup logs one line with the build and the effective configuration.
+// LogStartup logs one line with the build and the effective configuration;
+// after PrepareStart, also the open-files limit and where
+// sidecar.max-connections came from.
 func LogStartup(log hclog.Logger, c *config.Config, s Settings) {
 	b := buildinfo.Get()
-	log.Info("starting fluss-sidecar", "version", b.Version, "commit", b.Commit, "build_time", b.BuildTime,
-		"go_version", b.GoVersion, "config", EffectiveConfig(c, s))
+	kv := []any{"version", b.Version, "commit", b.Commit, "build_time", b.BuildTime,
+		"go_version", b.GoVersion, "config", EffectiveConfig(c, s)}
+	if s.FileLimit != nil {
+		kv = append(kv, "open_files", s.FileLimit.String(), "max_connections_from", s.maxConnectionsNote())
+	}
+	log.Info("starting fluss-sidecar", kv...)
 	if r := c.String(KeyMetricsReporters, ""); r != "" && !s.Ops.Prometheus {
 		log.Warn("metrics.reporters lists no reporter the sidecar has (it has prometheus); no metrics are served", "reporters", r)
 	}

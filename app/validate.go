@@ -132,8 +132,9 @@ func (s *Settings) validate() []error {
 	if s.MaxRunningPerConn <= 0 {
 		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", KeyMaxRunningPerConn, s.MaxRunningPerConn))
 	}
-	if s.MaxConnections <= 0 {
-		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d: the sidecar would refuse every client", KeyMaxConnections, s.MaxConnections))
+	// Unset, sidecar.max-connections is 0 here and derived at start.
+	if (s.maxConnectionsSet && s.MaxConnections < 1) || s.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d: the sidecar would refuse every client (leave it unset to derive it from the open-files limit)", KeyMaxConnections, s.MaxConnections))
 	}
 	if s.MaxQueuedRequestBytes < s.MaxRequestSize {
 		errs = append(errs, fmt.Errorf("%s (%d bytes) must be at least %s (%d bytes), or a request of the largest allowed size could never be read",

@@ -562,3 +562,32 @@ func TestServedPaths(t *testing.T) {
 		t.Errorf("an unserved path answers: %v %v", resp, err)
 	}
 }
+
+// TestSystemdOpenFiles: the unit's LimitNOFILE lets a sidecar with default
+// settings take a 4,000-connection storm in proxy mode (issue 21), and the
+// unit's comment gives the connection limit the sidecar derives from it.
+func TestSystemdOpenFiles(t *testing.T) {
+	data, err := os.ReadFile("systemd/fluss-sidecar.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var limit uint64
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "LimitNOFILE="); ok {
+			if limit, err = strconv.ParseUint(v, 10, 64); err != nil {
+				t.Fatalf("LimitNOFILE=%s: %v", v, err)
+			}
+		}
+	}
+	if limit == 0 {
+		t.Fatal("the unit sets no LimitNOFILE")
+	}
+	f := app.FileLimit{Known: true, Soft: limit, Hard: limit, Current: limit}
+	standalone, proxy := app.DeriveMaxConnections(f, false), app.DeriveMaxConnections(f, true)
+	if proxy < 4000 {
+		t.Errorf("LimitNOFILE=%d gives %d connections in proxy mode, fewer than a 4,000-connection storm", limit, proxy)
+	}
+	if want := "(" + strconv.Itoa(standalone) + " connections per listener"; !strings.Contains(string(data), want) {
+		t.Errorf("the unit's comment does not say %q", want)
+	}
+}

@@ -62,7 +62,9 @@ type ServerConfig struct {
 	// DefaultMaxRunningPerConn.
 	MaxRunningPerConn int
 	// MaxConns bounds open connections; a connection accepted beyond it is
-	// closed at once. Default DefaultMaxConns.
+	// closed at once, counted by the Observer (ConnRefused "limit") and
+	// logged at most once a second with the number refused since the
+	// previous line. Default DefaultMaxConns.
 	MaxConns int
 	// Budget bounds the request bytes held in memory across every
 	// connection (see Budget); several servers may share one. Nil gives
@@ -166,6 +168,7 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	active     atomic.Int64
+	refusals   *refusalLog // connections refused at MaxConns
 
 	mu        sync.Mutex
 	closing   bool
@@ -183,10 +186,12 @@ type Server struct {
 func NewServer(cfg ServerConfig) *Server {
 	err := cfg.Validate()
 	cfg = cfg.withDefaults()
+	log := cfg.Logger.Named("wire")
 	return &Server{
 		cfg:       cfg,
 		configErr: err,
-		log:       cfg.Logger.Named("wire"),
+		log:       log,
+		refusals:  newRefusalLog(log),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*serverConn]struct{}),
 		shutdown:  make(chan struct{}),
@@ -317,6 +322,7 @@ func (s *Server) Close() error {
 			}
 			errs = append(errs, ErrDrainTimeout)
 		}
+		s.refusals.stop()
 		s.closeErr = errors.Join(errs...)
 		close(s.done)
 	})
@@ -334,8 +340,8 @@ func (s *Server) startConn(nc net.Conn) {
 	}
 	if s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns {
 		s.mu.Unlock()
-		s.log.Warn("connection limit reached; closing new connection", "remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
 		s.refused("limit") // counted before the peer can see the close
+		s.refusals.refused(nc.RemoteAddr().String(), s.cfg.MaxConns)
 		nc.Close()
 		return
 	}

@@ -32,6 +32,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := app.NewLogger("fluss-sidecar", settings.LogLevel, settings.Ops.LogFormat, stderr)
+	// Raise the open-files limit and derive sidecar.max-connections from it
+	// before the start-up line, which says both.
+	app.PrepareStart(&settings)
 	app.LogStartup(log, cfg, settings)
 	for _, w := range app.CheckKeys(cfg) {
 		log.Warn(w)
