@@ -37,6 +37,9 @@ import (
 //   - zk: raw ZooKeeper getData of the same znode (one session per
 //     connection): what any read-through GET, a coordinator's included,
 //     cannot beat;
+//   - zksync: raw ZooKeeper sync then getData of the same znode, one
+//     session per connection: the usual linearizable read from ZooKeeper,
+//     the limit a linearizable GET that reads through is held to;
 //   - nothing: a do-nothing server that answers every request with the
 //     bytes of the sidecar's answer, copying the request id and decoding
 //     nothing: the ceiling of any implementation on this host, since the
@@ -64,7 +67,7 @@ const (
 	stormWarm    = 300 * time.Millisecond // load before, once, not counted
 	randomIDs    = 1000
 	randomConns  = 64
-	stormTargets = "zk nothing sidecar sequential nocache"
+	stormTargets = "zk zksync nothing sidecar sequential nocache"
 )
 
 // stormResult is one target's load at one connection count.
@@ -243,7 +246,7 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 	}
 	for i := range out {
 		switch target {
-		case "zk":
+		case "zk", "zksync":
 			conn, _, err := gozk.Connect([]string{zkAddr}, 30*time.Second, gozk.WithLogger(quiet{}))
 			if err != nil {
 				tb.Fatal(err)
@@ -257,8 +260,15 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
+			synced := target == "zksync"
 			out[i] = func(_ context.Context, rnd *rand.Rand) error {
-				_, _, err := conn.Get(e.zkPaths[pick(rnd)])
+				path := e.zkPaths[pick(rnd)]
+				if synced {
+					if _, err := conn.Sync(path); err != nil {
+						return err
+					}
+				}
+				_, _, err := conn.Get(path)
 				return err
 			}
 		default:
@@ -375,7 +385,9 @@ func BenchmarkGetStorm(b *testing.B) {
 			fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond))
 		}
 		z, nothing, s, nc := results["zk"][n], results["nothing"][n], results["sidecar"][n], results["nocache"][n]
-		sq := results["sequential"][n]
+		sq, zs := results["sequential"][n], results["zksync"][n]
+		b.ReportMetric(s.rate()/zs.rate(), fmt.Sprintf("c%d-sidecar/zksync", n))
+		b.ReportMetric(float64(s.pct(0.99))/float64(zs.pct(0.99)), fmt.Sprintf("c%d-p99-sidecar/zksync", n))
 		b.ReportMetric(sq.rate()/nothing.rate(), fmt.Sprintf("c%d-sequential/nothing", n))
 		b.ReportMetric(sq.rate()/z.rate(), fmt.Sprintf("c%d-sequential/zk", n))
 		b.ReportMetric(float64(sq.pct(0.99))/float64(z.pct(0.99)), fmt.Sprintf("c%d-p99-sequential/zk", n))

@@ -34,6 +34,8 @@ for c in 16 64 256; do
 		"$c" "$(metric c$c-sidecar/nothing BenchmarkGetStorm)" "$(metric c$c-sidecar/zk BenchmarkGetStorm)" \
 		"$(metric c$c-p99-sidecar/zk BenchmarkGetStorm)" "$(metric c$c-p99-nothing/zk BenchmarkGetStorm)" \
 		"$(metric c$c-nocache/zk BenchmarkGetStorm)" "$(metric c$c-nothing/zk BenchmarkGetStorm)"
+	printf '  %3d connections, linearizable against raw ZooKeeper sync+getData: throughput %s, p99 %s\n' \
+		"$c" "$(metric c$c-sidecar/zksync BenchmarkGetStorm)" "$(metric c$c-p99-sidecar/zksync BenchmarkGetStorm)"
 	printf '  %3d connections, sequential:               sidecar/do-nothing %s, sidecar/zk %s, p99 sidecar/zk %s\n' \
 		"$c" "$(metric c$c-sequential/nothing BenchmarkGetStorm)" "$(metric c$c-sequential/zk BenchmarkGetStorm)" \
 		"$(metric c$c-p99-sequential/zk BenchmarkGetStorm)"
