@@ -3,148 +3,35 @@ package remote
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/fsouza/fake-gcs-server/fakestorage"
-
-	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 )
 
-// startFakeGCS runs fake-gcs-server in process on a loopback port with the
-// given buckets and returns its root URL, the value of fs.gs.storage.root.url.
+// The emulators come from the test kit shared with app's tests.
+
 func startFakeGCS(t *testing.T, buckets ...string) string {
 	t.Helper()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	for _, b := range buckets {
-		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
-	}
-	return srv.URL() + "/"
+	url, _ := storagetest.StartGCS(t, buckets...)
+	return url
 }
 
-// Azurite's well-known development account (public, documented by Azure
-// for the emulator).
-const (
-	azuriteAccount = "devstoreaccount1"
-	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-)
-
-// azuriteBin is Azurite's blob server as scripts/install-deps.sh installs it.
-const azuriteBin = "../.deps/node/node_modules/.bin/azurite-blob"
-
-var (
-	azuriteOnce     sync.Once
-	azuriteEndpoint string
-	azuriteErr      error
-)
-
-// startAzurite runs one Azurite blob server for the package's tests, on a
-// loopback port, in memory, without telemetry, and returns its blob
-// endpoint with the given containers created. It installs Azurite through
-// scripts/install-deps.sh (make test's dependency step) when it is missing.
 func startAzurite(t *testing.T, containers ...string) string {
 	t.Helper()
-	azuriteOnce.Do(func() { azuriteEndpoint, azuriteErr = runAzurite() })
-	if azuriteErr != nil {
-		t.Fatal(azuriteErr)
-	}
-	cred, err := azblob.NewSharedKeyCredential(azuriteAccount, azuriteKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := azblob.NewClientWithSharedKeyCredential(azuriteEndpoint+"/", cred, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range containers {
-		if _, err := client.CreateContainer(context.Background(), c, nil); err != nil && !strings.Contains(err.Error(), "ContainerAlreadyExists") {
-			t.Fatal(err)
-		}
-	}
-	return azuriteEndpoint
+	return storagetest.StartAzurite(t, containers...)
 }
 
-// azurite is the running server, stopped by TestMain.
-var azurite *exec.Cmd
-
-func runAzurite() (string, error) {
-	if _, err := os.Stat(azuriteBin); err != nil {
-		out, ierr := exec.Command("../scripts/install-deps.sh").CombinedOutput()
-		if _, err := os.Stat(azuriteBin); err != nil {
-			return "", fmt.Errorf("azurite missing after scripts/install-deps.sh (%v):\n%s", ierr, out)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	var logs syncbuf.Buffer
-	cmd := exec.Command(azuriteBin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
-		"--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--loose", "--silent")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	azurite = cmd
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	azuriteExited = exited
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	// Ready when Azurite itself answers (another process could hold the
-	// port if it was taken between our probe and Azurite's bind).
-	client := &http.Client{Timeout: 2 * time.Second}
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if resp, err := client.Get("http://" + addr + "/" + azuriteAccount + "?comp=list"); err == nil {
-			resp.Body.Close()
-			if strings.HasPrefix(resp.Header.Get("Server"), "Azurite") {
-				break
-			}
-			stopAzurite()
-			return "", fmt.Errorf("%s answers, but it is not Azurite (Server %q)", addr, resp.Header.Get("Server"))
-		}
-		select {
-		case <-exited:
-			return "", fmt.Errorf("azurite exited:\n%s", logs.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			stopAzurite()
-			return "", fmt.Errorf("azurite did not listen on %s:\n%s", addr, logs.String())
-		}
-	}
-	return "http://" + addr + "/" + azuriteAccount, nil
-}
-
-func stopAzurite() {
-	if azurite != nil && azurite.Process != nil {
-		syscall.Kill(-azurite.Process.Pid, syscall.SIGKILL)
-		<-azuriteExited
-		azurite = nil
-	}
-}
-
-// azuriteExited is closed when the Azurite process has exited.
-var azuriteExited chan struct{}
+const (
+	azuriteAccount = storagetest.AzuriteAccount
+	azuriteKey     = storagetest.AzuriteKey
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopAzurite()
+	storagetest.StopAzurite()
 	os.Exit(code)
 }
 
