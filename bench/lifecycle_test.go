@@ -172,9 +172,17 @@ func twoTables() []*messages.PbProducerTableOffsets {
 	}
 }
 
+// readConsistencyEnv, when set, is the sidecar.read-consistency of the
+// lifecycle benchmarks' sidecar (scripts/bench.sh runs them in both modes).
+const readConsistencyEnv = "FLUSS_BENCH_READ_CONSISTENCY"
+
 func startApp(tb testing.TB) *app.App {
 	tb.Helper()
-	return apptest.Start(tb, zkAddr, nil)
+	kv := map[string]string{}
+	if v := os.Getenv(readConsistencyEnv); v != "" {
+		kv[app.KeyReadConsistency] = v
+	}
+	return apptest.Start(tb, zkAddr, kv)
 }
 
 // TestLifecyclesWork keeps the benchmarked code paths honest in `make

@@ -59,7 +59,7 @@ for b in 'BenchmarkForwardingOverhead-' 'BenchmarkForwardingOverheadPipelined-';
 done
 
 echo
-echo "== Lifecycle: sidecar, registry and bare storage operations in alternating rounds (go test ./bench -bench LifecyclePair, count $count) =="
+echo "== Lifecycle (linearizable reads, the default): sidecar, registry and bare storage operations in alternating rounds (go test ./bench -bench LifecyclePair, count $count) =="
 out=$(go test ./bench/ -run='^$' -bench='LifecyclePair' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
 printf '  throughput sidecar/baseline %s (target >= 0.8): sidecar %s, baseline %s lifecycles/s; the registry in process (no RPC) / baseline %s\n' \
 	"$(metric sidecar/baseline BenchmarkLifecyclePair)" "$(metric sidecar-lifecycles/s BenchmarkLifecyclePair)" "$(metric baseline-lifecycles/s BenchmarkLifecyclePair)" \
@@ -67,6 +67,13 @@ printf '  throughput sidecar/baseline %s (target >= 0.8): sidecar %s, baseline %
 printf '  CPU per lifecycle, sidecar (with its client) / registry / baseline: this process %s / %s / %s us, ZooKeeper %s / %s / %s us\n' \
 	"$(metric sidecar-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric registry-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric baseline-cpu-us/lifecycle BenchmarkLifecyclePair)" \
 	"$(metric sidecar-zk-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric registry-zk-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric baseline-zk-cpu-us/lifecycle BenchmarkLifecyclePair)"
+
+echo
+echo "== Lifecycle with sidecar.read-consistency: sequential (GETs answered without a sync; count $count) =="
+out=$(FLUSS_BENCH_READ_CONSISTENCY=sequential go test ./bench/ -run='^$' -bench='LifecyclePair' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
+printf '  throughput sidecar/baseline %s: sidecar %s, baseline %s lifecycles/s; ZooKeeper CPU per lifecycle, sidecar / baseline: %s / %s us\n' \
+	"$(metric sidecar/baseline BenchmarkLifecyclePair)" "$(metric sidecar-lifecycles/s BenchmarkLifecyclePair)" "$(metric baseline-lifecycles/s BenchmarkLifecyclePair)" \
+	"$(metric sidecar-zk-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric baseline-zk-cpu-us/lifecycle BenchmarkLifecyclePair)"
 
 echo
 echo "== Many tables (go test ./bench -bench GetManyTablesS3, benchtime $benchtime, count $count) =="
