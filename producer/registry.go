@@ -294,6 +294,29 @@ func (r *Registry) holds(id string) bool {
 // reads current), for metrics.
 func (r *Registry) Syncs() uint64 { return r.reads.Syncs() }
 
+// readToDecide reads the producer's znode for a write's decision. After a
+// lost race (fresh) it reads after a new sync. Otherwise it reads as the
+// store has it and, when final says that state would be answered without a
+// conditional write (ALREADY_EXISTS, nothing to delete), reads again after
+// a sync sent after since: such an answer must come from authoritative
+// state, while any other rests on the conditional write that follows.
+// Waiting is bounded by caller, the read by bg.
+func (r *Registry) readToDecide(caller, bg context.Context, id string, since time.Time, fresh bool, final func(s offsets.Snapshot, found bool) bool) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	if fresh {
+		if err := r.current(caller, time.Now()); err != nil {
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+		}
+	}
+	s, inc, found, err := r.snapshots.GetSnapshot(bg, id)
+	if err != nil || fresh || !final(s, found) {
+		return s, inc, found, err
+	}
+	if err := r.current(caller, since); err != nil {
+		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+	}
+	return r.snapshots.GetSnapshot(bg, id)
+}
+
 // current waits until the stores' reads reflect every write acknowledged
 // before since.
 func (r *Registry) current(ctx context.Context, since time.Time) error {
@@ -431,28 +454,13 @@ func (r *Registry) register(caller, bg context.Context, id string, tables []offs
 			existing offsets.Snapshot
 			inc      offsets.Incarnation
 			found    bool
-			synced   bool
 		)
-		if attempt > 0 {
-			if err := r.current(caller, time.Now()); err != nil {
-				return 0, r.storeError("register", id, err)
-			}
-			synced = true
-		}
 		if attempt > 0 || !r.knownAbsent(id) {
 			var err error
-			existing, inc, found, err = r.snapshots.GetSnapshot(bg, id)
+			existing, inc, found, err = r.readToDecide(caller, bg, id, since, attempt > 0,
+				func(s offsets.Snapshot, found bool) bool { return found && !s.Expired(r.nowMillis()) })
 			if err != nil {
 				return 0, r.storeError("register", id, err)
-			}
-			if found && !existing.Expired(r.nowMillis()) && !synced {
-				if err := r.current(caller, since); err != nil {
-					return 0, r.storeError("register", id, err)
-				}
-				existing, inc, found, err = r.snapshots.GetSnapshot(bg, id)
-				if err != nil {
-					return 0, r.storeError("register", id, err)
-				}
 			}
 		}
 		if found && !existing.Expired(r.nowMillis()) {
@@ -747,25 +755,10 @@ func (r *Registry) delete(caller, bg context.Context, id string, check DeleteChe
 		// is authoritative; "nothing to delete" is answered only from a
 		// read after a sync. A later attempt, after a lost race, syncs
 		// first.
-		synced := false
-		if attempt > 0 {
-			if err := r.current(caller, time.Now()); err != nil {
-				return r.storeError("delete", id, err)
-			}
-			synced = true
-		}
-		s, inc, found, err := r.snapshots.GetSnapshot(bg, id)
+		s, inc, found, err := r.readToDecide(caller, bg, id, since, attempt > 0,
+			func(_ offsets.Snapshot, found bool) bool { return !found })
 		if err != nil {
 			return r.storeError("delete", id, err)
-		}
-		if !found && !synced {
-			if err := r.current(caller, since); err != nil {
-				return r.storeError("delete", id, err)
-			}
-			s, inc, found, err = r.snapshots.GetSnapshot(bg, id)
-			if err != nil {
-				return r.storeError("delete", id, err)
-			}
 		}
 		if !found {
 			return nil
