@@ -71,7 +71,8 @@ func class(err error) string {
 // override pass through uncounted.
 type countedSnapshots struct {
 	producer.SnapshotStore
-	obs storageObserver
+	linear producer.LinearReads
+	obs    storageObserver
 }
 
 func (c countedSnapshots) CreateSnapshot(ctx context.Context, id string, s offsets.Snapshot) (bool, error) {
@@ -86,15 +87,8 @@ func (c countedSnapshots) GetSnapshot(ctx context.Context, id string) (offsets.S
 	return s, inc, found, err
 }
 
-func (c countedSnapshots) GetSnapshotSynced(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
-	sr, ok := c.SnapshotStore.(producer.SyncedReads)
-	if !ok {
-		if err := c.Sync(ctx); err != nil {
-			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
-		}
-		return c.GetSnapshot(ctx, id)
-	}
-	s, inc, found, err := sr.GetSnapshotSynced(ctx, id)
+func (c countedSnapshots) GetSnapshotLinear(ctx context.Context, id string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	s, inc, found, err := c.linear.GetSnapshotLinear(ctx, id, wait)
 	c.obs.StorageOp(storeZooKeeper, "sync_get", class(err))
 	return s, inc, found, err
 }
@@ -168,12 +162,12 @@ func (c countedFiles) PruneEmptyDirs(ctx context.Context, id string) (bool, erro
 }
 
 // instrument wraps the stores when obs is set.
-func instrument(snapshots producer.SnapshotStore, files *remote.Store, obs storageObserver) (producer.SnapshotStore, interface {
+func instrument(snapshots *zk.ProducerStore, files *remote.Store, obs storageObserver) (producer.SnapshotStore, interface {
 	producer.FileStore
 	producer.OrphanStore
 }) {
 	if obs == nil {
 		return snapshots, files
 	}
-	return countedSnapshots{snapshots, obs}, countedFiles{files, obs}
+	return countedSnapshots{snapshots, snapshots, obs}, countedFiles{files, obs}
 }

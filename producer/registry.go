@@ -75,20 +75,13 @@ type CachedFiles interface {
 	CachedOffsets(path string) (offsets.TableOffsets, bool)
 }
 
-// SyncedReads is implemented by a SnapshotStore that can send a sync and a
-// read together (zk.ProducerStore does, and snapcache passes it through):
-// the read then reflects every write committed before the call, in one
-// round trip.
-type SyncedReads interface {
-	GetSnapshotSynced(ctx context.Context, producerID string) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error)
-}
-
-// LinearReads is implemented by a SnapshotStore that keeps some znodes in
-// memory (snapcache does): GetSnapshotLinear reads the znode as it stands
-// after a sync sent after the call, choosing between waiting for wait (a
-// sync shared with other readers: the store's memory, or a read of it
-// already in flight, is then current) and a read sent with a sync of its
-// own.
+// LinearReads is implemented by a SnapshotStore that can read a znode as it
+// stands after a sync sent after the call, for less than a shared sync and
+// then a read (two round trips): zk.ProducerStore sends a sync and the read
+// together; snapcache, when it holds the znode or a read of it is in
+// flight, waits for wait (a sync shared with other readers, after which
+// its memory is current) and otherwise reads through with a sync. wait may
+// be nil: the store then always sends a sync of its own.
 type LinearReads interface {
 	GetSnapshotLinear(ctx context.Context, producerID string, wait func(context.Context) error) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error)
 }
@@ -273,12 +266,8 @@ func (r *Registry) ReadWait(producerID string) *readindex.Round {
 	if !r.linearGets {
 		return nil
 	}
-	if !r.holds(producerID) {
-		_, linear := r.snapshots.(LinearReads)
-		_, withSync := r.snapshots.(SyncedReads)
-		if linear || withSync {
-			return readindex.Settled(ErrNotHeld)
-		}
+	if _, linear := r.snapshots.(LinearReads); linear && !r.holds(producerID) {
+		return readindex.Settled(ErrNotHeld)
 	}
 	return r.reads.Next()
 }
@@ -567,17 +556,11 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 			err   error
 		)
 		lr, linear := r.snapshots.(LinearReads)
-		sr, withSync := r.snapshots.(SyncedReads)
 		switch {
 		case synced:
 			s, inc, found, err = r.snapshots.GetSnapshot(ctx, id)
 		case linear:
 			s, inc, found, err = lr.GetSnapshotLinear(ctx, id, func(ctx context.Context) error { return r.current(ctx, since) })
-			synced = true
-		case withSync:
-			// A read with its own sync costs one round trip where the
-			// shared sync and then the read would cost two.
-			s, inc, found, err = sr.GetSnapshotSynced(ctx, id)
 			synced = true
 		default:
 			if err := r.current(ctx, since); err != nil {

@@ -82,10 +82,10 @@ func (s *countingStore) GetSnapshot(ctx context.Context, id string) (offsets.Sna
 	return s.ProducerStore.GetSnapshot(ctx, id)
 }
 
-// GetSnapshotSynced is a read too, counted and gated alike.
-func (s *countingStore) GetSnapshotSynced(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+// GetSnapshotLinear is a read too, counted and gated alike.
+func (s *countingStore) GetSnapshotLinear(ctx context.Context, id string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	s.enter()
-	return s.ProducerStore.GetSnapshotSynced(ctx, id)
+	return s.ProducerStore.GetSnapshotLinear(ctx, id, wait)
 }
 
 func (s *countingStore) enter() {

@@ -42,30 +42,15 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 	return s.get(ctx, producerID, s.c.inner.GetSnapshot, false)
 }
 
-// GetSnapshotSynced reads the znode with a sync sent along
-// (producer.SyncedReads), never from memory or a read already in flight,
-// which may both be older than the sync; the reply is cached, and shared
-// with readers arriving while it is in flight, as GetSnapshot's are. A
-// store that cannot send them together syncs, then reads.
-func (s snapshots) GetSnapshotSynced(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
-	read := func(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
-		if err := s.c.inner.Sync(ctx); err != nil {
-			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
-		}
-		return s.c.inner.GetSnapshot(ctx, id)
-	}
-	if sr, ok := s.c.inner.(producer.SyncedReads); ok {
-		read = sr.GetSnapshotSynced
-	}
-	return s.get(ctx, producerID, read, true)
-}
-
 // GetSnapshotLinear reads the znode as it stands after a sync sent after
 // the call (producer.LinearReads). When the znode is cached, or a read of
 // it that the watch covers is in flight, it waits for wait (a shared sync)
 // and answers as GetSnapshot does: the memory, or that read, is then
-// current (docs/cache.md). Otherwise it reads with a sync of its own,
-// which costs one round trip instead of two.
+// current (docs/cache.md). Otherwise it reads through with a sync of its
+// own (the inner store's LinearReads, which sends both at once, else a
+// sync and then a read), never from memory or a read already in flight,
+// which may both be older than that sync; the reply is cached, and shared
+// with readers arriving while it is in flight, as GetSnapshot's are.
 func (s snapshots) GetSnapshotLinear(ctx context.Context, producerID string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	c := s.c
 	c.mu.Lock()
@@ -73,13 +58,24 @@ func (s snapshots) GetSnapshotLinear(ctx context.Context, producerID string, wai
 	f, reading := c.snapFlights[producerID]
 	shared := held || (reading && f.watching && f.epoch == c.epoch)
 	c.mu.Unlock()
-	if shared {
+	if shared && wait != nil {
 		if err := wait(ctx); err != nil {
 			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
 		}
 		return s.GetSnapshot(ctx, producerID)
 	}
-	return s.GetSnapshotSynced(ctx, producerID)
+	read := func(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+		if err := c.inner.Sync(ctx); err != nil {
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+		}
+		return c.inner.GetSnapshot(ctx, id)
+	}
+	if lr, ok := c.inner.(producer.LinearReads); ok {
+		read = func(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+			return lr.GetSnapshotLinear(ctx, id, nil)
+		}
+	}
+	return s.get(ctx, producerID, read, true)
 }
 
 // get is GetSnapshot with read as the store's read; fresh skips memory and
@@ -345,7 +341,6 @@ func (f files) CachedOffsets(path string) (offsets.TableOffsets, bool) {
 var (
 	_ producer.SnapshotStore   = snapshots{}
 	_ producer.CachedSnapshots = snapshots{}
-	_ producer.SyncedReads     = snapshots{}
 	_ producer.LinearReads     = snapshots{}
 	_ producer.AbsenceHints    = snapshots{}
 	_ producer.FileStore       = files{}

@@ -75,12 +75,14 @@ func (c *Client) SyncGet(ctx context.Context, path string) ([]byte, Stat, error)
 	return r.data, statFrom(r.stat), nil
 }
 
-// GetSnapshotSynced is GetSnapshot read after a sync sent with it
-// (SyncGet): linearizable, in one round trip.
-func (p *ProducerStore) GetSnapshotSynced(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+// GetSnapshotLinear is GetSnapshot read after a sync sent with it
+// (SyncGet): linearizable, in one round trip (producer.LinearReads). A
+// shared sync to wait for is of no use here: it would cost a round trip
+// more, so wait is not called.
+func (p *ProducerStore) GetSnapshotLinear(ctx context.Context, producerID string, _ func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	return p.getSnapshot(ctx, producerID, p.c.SyncGet)
 }
 
 var _ interface {
-	GetSnapshotSynced(context.Context, string) (offsets.Snapshot, offsets.Incarnation, bool, error)
+	GetSnapshotLinear(context.Context, string, func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error)
 } = (*ProducerStore)(nil)
