@@ -279,8 +279,8 @@ func (r *Registry) holds(id string) bool {
 	return ok && cs.HoldsSnapshot(id)
 }
 
-// Syncs returns the number of read barriers sent (the syncs that made
-// reads current), for metrics.
+// Syncs returns the number of shared syncs sent so far (tests watch it;
+// /metrics counts them with every ZooKeeper call, op="sync").
 func (r *Registry) Syncs() uint64 { return r.reads.Syncs() }
 
 // readToDecide reads the producer's znode for a write's decision. After a
