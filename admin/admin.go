@@ -20,11 +20,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
-// Snapshots reads producer znodes. zk.ProducerStore implements it.
+// Snapshots reads producer znodes. zkstore.Store implements it.
 type Snapshots interface {
 	ListProducerIDs(ctx context.Context) ([]string, error)
 	RawSnapshot(ctx context.Context, producerID string) ([]byte, error)
@@ -35,7 +36,7 @@ type Snapshots interface {
 type Files interface {
 	ReadOffsets(ctx context.Context, offsetsPath string) (offsets.TableOffsets, error)
 	ListProducerDirs(ctx context.Context) ([]string, error)
-	ListProducerFiles(ctx context.Context, producerID string) ([]remote.FileInfo, error)
+	ListProducerFiles(ctx context.Context, producerID string) ([]storage.FileInfo, error)
 	Qualify(offsetsPath string) (string, error)
 	DeleteOffsets(ctx context.Context, offsetsPath string) error
 }
@@ -87,8 +88,8 @@ type Table struct {
 	OffsetsPath string
 	// Offsets is the decoded file; valid only when Err is nil.
 	Offsets offsets.TableOffsets
-	// Err is why the file could not be read: it wraps remote.ErrNotFound,
-	// remote.ErrOutsidePath, remote.ErrMalformedOffsetsFile or an I/O error.
+	// Err is why the file could not be read: it wraps storage.ErrNotFound,
+	// remote.ErrOutsidePath, flussjson.ErrMalformedOffsetsFile or an I/O error.
 	Err error
 }
 
@@ -170,7 +171,7 @@ func (a *Admin) readSnapshot(ctx context.Context, s *Snapshot, now int64, withFi
 		s.Err = err
 		return nil
 	}
-	snap, err := zk.DecodeSnapshot(data)
+	snap, err := flussjson.DecodeSnapshot(data)
 	if err != nil {
 		s.Err = err
 		return nil

@@ -14,7 +14,9 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -59,7 +61,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.Close() })
-	a, err := New(Config{Snapshots: zk.NewProducerStore(zc), Files: files, Now: func() time.Time { return now }})
+	a, err := New(Config{Snapshots: zkstore.New(zc), Files: files, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func newEnv(t testing.TB) *env {
 // (a fresh name if empty), modified at mtime, and returns its qualified path.
 func (e *env) file(producer, tableDir, name string, t offsets.TableOffsets, mtime time.Time) string {
 	e.t.Helper()
-	data, err := remote.EncodeTableOffsets(t)
+	data, err := flussjson.EncodeTableOffsets(t)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -99,12 +101,12 @@ func (e *env) rawFile(producer, tableDir, name string, data []byte, mtime time.T
 // znode creates /producers/<id> with the bytes a coordinator writes.
 func (e *env) znode(id string, expiration time.Time, refs ...offsets.FileRef) {
 	e.t.Helper()
-	e.rawZnode(id, zk.EncodeSnapshot(offsets.Snapshot{ExpirationTime: expiration.UnixMilli(), Tables: refs}))
+	e.rawZnode(id, flussjson.EncodeSnapshot(offsets.Snapshot{ExpirationTime: expiration.UnixMilli(), Tables: refs}))
 }
 
 func (e *env) rawZnode(id string, data []byte) {
 	e.t.Helper()
-	if _, err := e.zc.Create(ctxT(e.t), zk.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
+	if _, err := e.zc.Create(ctxT(e.t), zkstore.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -86,7 +88,7 @@ func (r FsckReport) Clean() bool {
 
 // fileState is what fsck knows about one listed file.
 type fileState struct {
-	info       remote.FileInfo
+	info       storage.FileInfo
 	producer   string // the producer directory it is in
 	referenced bool   // some readable znode names it
 }
@@ -187,7 +189,7 @@ func (a *Admin) checkReference(producerID string, t Table, files map[string]*fil
 	case errors.Is(t.Err, remote.ErrOutsidePath) || qerr != nil:
 		f.Kind, f.Detail = KindDanglingReference, "the path is not a file in a table directory of the remote producers directory"
 		return emit(f)
-	case errors.Is(t.Err, remote.ErrNotFound):
+	case errors.Is(t.Err, storage.ErrNotFound):
 		f.Kind, f.Detail = KindDanglingReference, "the offsets file does not exist"
 		return emit(f)
 	case t.Err != nil:
@@ -217,7 +219,7 @@ func (a *Admin) checkReference(producerID string, t Table, files map[string]*fil
 // reported as an orphan either way).
 func (a *Admin) checkContent(ctx context.Context, st *fileState) string {
 	t, err := a.files.ReadOffsets(ctx, st.info.Path)
-	if errors.Is(err, remote.ErrMalformedOffsetsFile) {
+	if errors.Is(err, flussjson.ErrMalformedOffsetsFile) {
 		return "the file does not decode: " + err.Error()
 	}
 	if err != nil {
@@ -250,7 +252,7 @@ func (a *Admin) repairFile(ctx context.Context, kind string, st *fileState, owne
 		act.Action, act.Reason = "kept", "could not re-read the znode: "+err.Error()
 		return act
 	default:
-		s, derr := zk.DecodeSnapshot(data)
+		s, derr := flussjson.DecodeSnapshot(data)
 		if derr != nil {
 			act.Action, act.Reason = "kept", "the znode no longer decodes: "+derr.Error()
 			return act

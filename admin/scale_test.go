@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -214,7 +215,7 @@ func plantScale(ctx context.Context, e *env, i int) error {
 	id := scaleID(i)
 	var refs []offsets.FileRef
 	for k, t := range scaleTables(i) {
-		data, err := remote.EncodeTableOffsets(t)
+		data, err := flussjson.EncodeTableOffsets(t)
 		if err != nil {
 			return err
 		}
@@ -227,7 +228,7 @@ func plantScale(ctx context.Context, e *env, i int) error {
 		}
 		refs = append(refs, offsets.FileRef{TableID: t.TableID, OffsetsPath: "file:" + p})
 	}
-	data := zk.EncodeSnapshot(offsets.Snapshot{ExpirationTime: scaleExpiration(i), Tables: refs})
-	_, err := e.zc.Create(ctx, zk.ProducersPath+"/"+id, data, zk.Persistent)
+	data := flussjson.EncodeSnapshot(offsets.Snapshot{ExpirationTime: scaleExpiration(i), Tables: refs})
+	_, err := e.zc.Create(ctx, zkstore.ProducersPath+"/"+id, data, zk.Persistent)
 	return err
 }

@@ -21,9 +21,11 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/readindex"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
-	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -119,10 +121,10 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	if err := checkStorage(ctx, files, s.RemoteDataDir, s.StorageStartChecks, sleepContext, log); err != nil {
 		return nil, err
 	}
-	zkSnapshots, counted := instrument(zk.NewProducerStore(zc), files, o.storageObserver())
+	zkSnapshots, remoteFiles := counted.Wrap(zkstore.New(zc), files, o.storageObserver())
 	// The cache goes in front of the counted stores: the storage metrics
 	// count what reaches ZooKeeper and remote storage.
-	snapshots, fstore, err := a.stores(ctx, s.Cache, zc, zkSnapshots, counted, log)
+	snapshots, fstore, err := a.stores(ctx, s.Cache, zc, zkSnapshots, remoteFiles, log)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +141,6 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		SequentialGets: s.ReadConsistency == ReadSequential,
 		Snapshots:      snapshots,
 		Files:          fstore,
-		IsNotFound:     func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
 		DefaultTTL:     s.ProducerOffsetsTTL,
 		// A write outlives its request until its outcome is settled, for at
 		// most one session timeout: by then ZooKeeper has either applied
@@ -269,7 +270,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			"security_protocol", authn.Protocol(a.addrs[i].Name), "mode", s.Mode)
 	}
 	o.watch(zc, files, upstream, s.StorageCheckInterval)
-	if err := a.startCleanup(runCtx, s, counted); err != nil {
+	if err := a.startCleanup(runCtx, s, remoteFiles); err != nil {
 		return nil, err
 	}
 	ok = true

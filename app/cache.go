@@ -7,8 +7,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/producer"
-	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -49,7 +49,7 @@ func cacheSettingsFromConfig(c *config.Config) (CacheSettings, error) {
 // stores returns the snapshot and file stores the registry uses: snaps and
 // files, behind the snapshot cache when it is on. zc must be the client
 // snaps reads through.
-func (a *App) stores(ctx context.Context, s CacheSettings, zc *zk.Client, snaps producer.SnapshotStore, files producer.FileStore, log hclog.Logger) (producer.SnapshotStore, producer.FileStore, error) {
+func (a *App) stores(ctx context.Context, s CacheSettings, zc *zk.Client, snaps storage.SnapshotStore, files storage.FileStore, log hclog.Logger) (storage.SnapshotStore, storage.FileStore, error) {
 	if !s.Enabled() {
 		return snaps, files, nil
 	}

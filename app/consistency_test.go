@@ -11,7 +11,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -81,7 +81,7 @@ func deleteSnapshot(ctx context.Context, c *wire.Client, id string) error {
 // watches.
 func (r *staleRig) warm(t *testing.T, ctx context.Context, id string, want int64) {
 	t.Helper()
-	holds := r.a.Cache().Snapshots().(producer.CachedSnapshots).HoldsSnapshot
+	holds := r.a.Cache().Snapshots().(storage.CachedSnapshots).HoldsSnapshot
 	for !holds(id) {
 		if ctx.Err() != nil {
 			t.Fatalf("A never cached %s: %+v", id, r.a.Cache().Stats())

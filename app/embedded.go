@@ -11,7 +11,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
-	"github.com/fluss-sidecar/fluss-sidecar/memstore"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 )
 
 // Embedded mode keys. Embedded mode is chosen only by sidecar.embedded:

@@ -20,10 +20,11 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/metrics"
 	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
-	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
-	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -149,7 +150,7 @@ func (o *ops) cleanupObserver() cleanup.Observer {
 	return o.m
 }
 
-func (o *ops) storageObserver() storageObserver {
+func (o *ops) storageObserver() counted.Observer {
 	if o.m == nil {
 		return nil
 	}
@@ -343,7 +344,7 @@ func identityJSON(host string, pid int, listeners, version string) []byte {
 
 // startCleanup runs the periodic cleanup on whichever sidecar sharing this
 // ZooKeeper root leads it (see cleanup.Elector).
-func (a *App) startCleanup(ctx context.Context, s Settings, files producer.OrphanStore) error {
+func (a *App) startCleanup(ctx context.Context, s Settings, files storage.OrphanStore) error {
 	obs := a.ops.cleanupObserver()
 	elector, err := cleanup.NewElector(cleanup.ElectorConfig{
 		ZK: a.zk, Identity: electorIdentity(a.addrs), Logger: a.log,

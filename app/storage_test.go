@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 )
 
 func TestStorageKeys(t *testing.T) {

@@ -23,7 +23,8 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -497,7 +498,7 @@ func checkNothingHalfWritten(t *testing.T, ctx context.Context, s *remote.Store)
 				t.Errorf("left behind: %s", f.Path)
 				continue
 			}
-			if _, err := s.ReadOffsets(ctx, f.Path); err != nil && !errors.Is(err, remote.ErrNotFound) {
+			if _, err := s.ReadOffsets(ctx, f.Path); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				t.Errorf("half-written: %s: %v", f.Path, err)
 			}
 		}

@@ -25,8 +25,8 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
-	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 // The GET storm: every connection sends GET_PRODUCER_OFFSETS, one request
@@ -210,7 +210,7 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 		}
 		e.ids = append(e.ids, id)
 		e.bodies = append(e.bodies, body)
-		e.zkPaths = append(e.zkPaths, root+zk.ProducersPath+"/"+id)
+		e.zkPaths = append(e.zkPaths, root+zkstore.ProducersPath+"/"+id)
 	}
 	r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
 	if err != nil || r.Type != wire.ResponseSuccess {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"testing"
@@ -13,7 +12,8 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -45,8 +45,7 @@ func BenchmarkGetManyTablesS3(b *testing.B) {
 	defer files.Close()
 	registry := func(concurrency int) *producer.Registry {
 		r, err := producer.New(producer.Config{
-			Snapshots: zk.NewProducerStore(zc), Files: files, FileConcurrency: concurrency,
-			IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
+			Snapshots: zkstore.New(zc), Files: files, FileConcurrency: concurrency,
 		})
 		if err != nil {
 			b.Fatal(err)

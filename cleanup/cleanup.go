@@ -12,12 +12,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 )
 
 // Registry runs the cleanup algorithms; *producer.Registry implements it.
 type Registry interface {
 	CleanupExpired(ctx context.Context) (int, error)
-	CleanupOrphans(ctx context.Context, store producer.OrphanStore, grace time.Duration) (producer.OrphanReport, error)
+	CleanupOrphans(ctx context.Context, store storage.OrphanStore, grace time.Duration) (producer.OrphanReport, error)
 }
 
 // Observer is told about every round (metrics).
@@ -42,7 +43,7 @@ const (
 // Config configures Run.
 type Config struct {
 	Registry Registry
-	Files    producer.OrphanStore
+	Files    storage.OrphanStore
 	// Interval is coordinator.producer-offsets.cleanup-interval; the first
 	// round is one interval after start, as a Fluss coordinator does.
 	Interval time.Duration

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -141,7 +142,7 @@ func (f *fakeRegistry) CleanupExpired(context.Context) (int, error) {
 	return 2, nil
 }
 
-func (f *fakeRegistry) CleanupOrphans(context.Context, producer.OrphanStore, time.Duration) (producer.OrphanReport, error) {
+func (f *fakeRegistry) CleanupOrphans(context.Context, storage.OrphanStore, time.Duration) (producer.OrphanReport, error) {
 	return producer.OrphanReport{Deleted: 1}, nil
 }
 

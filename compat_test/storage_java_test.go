@@ -16,8 +16,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/javaorder"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
-	"github.com/fluss-sidecar/fluss-sidecar/zk"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 )
 
 // The Jackson jars of Debian's libjackson2-databind-java and its
@@ -265,7 +264,7 @@ func checkJavaZnode(t *testing.T, l storageLine, data []byte) {
 		t.Fatal(err)
 	}
 	want := m.snapshot()
-	got, err := zk.DecodeSnapshot(data)
+	got, err := flussjson.DecodeSnapshot(data)
 	if err != nil {
 		t.Fatalf("DecodeSnapshot(%s): %v", data, err)
 	}
@@ -308,14 +307,14 @@ func checkJavaZnode(t *testing.T, l storageLine, data []byte) {
 	if exact == gap {
 		t.Errorf("javaorder says exact=%v, but knownOrderGaps says gap=%v", exact, gap)
 	}
-	if enc := zk.EncodeSnapshot(byModel); bytes.Equal(enc, data) == gap {
+	if enc := flussjson.EncodeSnapshot(byModel); bytes.Equal(enc, data) == gap {
 		if gap {
 			t.Errorf("EncodeSnapshot in the model's order now equals Jackson's bytes, but knownOrderGaps says it differs: update knownOrderGaps and compat_test/README.md")
 		} else {
 			t.Errorf("EncodeSnapshot in the model's order (%s) differs from Jackson:\n ours    %s\n jackson %s", l.Fill, enc, data)
 		}
 	}
-	if enc := zk.EncodeSnapshot(got); !bytes.Equal(enc, data) {
+	if enc := flussjson.EncodeSnapshot(got); !bytes.Equal(enc, data) {
 		t.Errorf("EncodeSnapshot of the decoded file differs from Jackson:\n ours    %s\n jackson %s", enc, data)
 	}
 }
@@ -326,14 +325,14 @@ func checkJavaOffsets(t *testing.T, l storageLine, data []byte) {
 		t.Fatal(err)
 	}
 	want := m.tableOffsets()
-	got, err := remote.DecodeTableOffsets(data)
+	got, err := flussjson.DecodeTableOffsets(data)
 	if err != nil {
 		t.Fatalf("DecodeTableOffsets(%s): %v", data, err)
 	}
 	if !sameTableOffsets(got, want) {
 		t.Fatalf("DecodeTableOffsets(%s)\n got  %+v\n want %+v", data, got, want)
 	}
-	enc, err := remote.EncodeTableOffsets(got)
+	enc, err := flussjson.EncodeTableOffsets(got)
 	if err != nil {
 		t.Fatalf("EncodeTableOffsets(%+v): %v", got, err)
 	}
@@ -443,7 +442,7 @@ var goOffsetsCases = []struct {
 	{"partitions_signed", offsets.TableOffsets{TableID: 42, Buckets: concat(
 		part(1<<63-1, 0, 1), part(-5, 2, 2), part(-1<<63, 1, 3), part(0, 0, 4), part(-1, 3, 5))}},
 	{"hundred_buckets", offsets.TableOffsets{TableID: 50, Buckets: hundredBuckets()}},
-	{"max_bucket", offsets.TableOffsets{TableID: 8, Buckets: plain(remote.MaxBucketID, 9)}},
+	{"max_bucket", offsets.TableOffsets{TableID: 8, Buckets: plain(flussjson.MaxBucketID, 9)}},
 }
 
 func concat(parts ...[]offsets.BucketOffset) []offsets.BucketOffset {
@@ -457,11 +456,11 @@ func concat(parts ...[]offsets.BucketOffset) []offsets.BucketOffset {
 // sortedOffsets is t as a reader sees it: buckets by (partition, bucket).
 func sortedOffsets(t *testing.T, in offsets.TableOffsets) offsets.TableOffsets {
 	t.Helper()
-	enc, err := remote.EncodeTableOffsets(in)
+	enc, err := flussjson.EncodeTableOffsets(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := remote.DecodeTableOffsets(enc)
+	out, err := flussjson.DecodeTableOffsets(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +509,7 @@ func testGoWritesJavaReads(t *testing.T, sc storageCompat) {
 	}
 	for _, c := range goZnodeCases {
 		file := "znode/" + c.name + ".json"
-		write(file, zk.EncodeSnapshot(c.in))
+		write(file, flussjson.EncodeSnapshot(c.in))
 		// The expected meaning is built here, not decoded by our decoder:
 		// the tables in the order given, each id once (at its first
 		// position) with its last path.
@@ -530,7 +529,7 @@ func testGoWritesJavaReads(t *testing.T, sc storageCompat) {
 	}
 	for _, c := range goOffsetsCases {
 		file := "offsets/" + c.name + ".offsets"
-		data, err := remote.EncodeTableOffsets(c.in)
+		data, err := flussjson.EncodeTableOffsets(c.in)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -542,9 +541,9 @@ func testGoWritesJavaReads(t *testing.T, sc storageCompat) {
 		wantError[c.file] = c.javaError
 		var err error
 		if strings.HasPrefix(c.file, "znode/") {
-			_, err = zk.DecodeSnapshot([]byte(c.content))
+			_, err = flussjson.DecodeSnapshot([]byte(c.content))
 		} else {
-			_, err = remote.DecodeTableOffsets([]byte(c.content))
+			_, err = flussjson.DecodeTableOffsets([]byte(c.content))
 		}
 		if err == nil {
 			t.Errorf("%s: our decoder accepts what a coordinator refuses: %s", c.file, c.content)

@@ -19,9 +19,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/javaorder"
 	_ "github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
-	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 const vectorsDir = "vectors"
@@ -224,7 +224,7 @@ func loadJSON(t testing.TB, name string, v any) {
 }
 
 // TestStorageVectors checks the znode and offsets-file bytes of storage.md
-// §1.2 and §6 against zk.EncodeSnapshot / remote.EncodeTableOffsets, and
+// §1.2 and §6 against flussjson.EncodeSnapshot / flussjson.EncodeTableOffsets, and
 // that decoding gives the stated data.
 func TestStorageVectors(t *testing.T) {
 	var vs []StorageVector
@@ -259,10 +259,10 @@ func TestStorageVectors(t *testing.T) {
 						enc.Tables = append(enc.Tables, byID[id])
 					}
 				}
-				if got := zk.EncodeSnapshot(enc); string(got) != v.JSON {
+				if got := flussjson.EncodeSnapshot(enc); string(got) != v.JSON {
 					t.Fatalf("EncodeSnapshot = %s\nwant            %s", got, v.JSON)
 				}
-				dec, err := zk.DecodeSnapshot([]byte(v.JSON))
+				dec, err := flussjson.DecodeSnapshot([]byte(v.JSON))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -293,11 +293,11 @@ func TestStorageVectors(t *testing.T) {
 					}
 					to.Buckets = append(to.Buckets, bo)
 				}
-				got, err := remote.EncodeTableOffsets(to)
+				got, err := flussjson.EncodeTableOffsets(to)
 				if err != nil || string(got) != v.JSON {
 					t.Fatalf("EncodeTableOffsets = %s, %v\nwant                %s", got, err, v.JSON)
 				}
-				dec, err := remote.DecodeTableOffsets([]byte(v.JSON))
+				dec, err := flussjson.DecodeTableOffsets([]byte(v.JSON))
 				if err != nil {
 					t.Fatal(err)
 				}

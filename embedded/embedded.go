@@ -26,9 +26,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/cleanup"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -148,7 +148,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.registry, err = producer.New(producer.Config{
 		Snapshots:  cfg.Store,
 		Files:      cfg.Store,
-		IsNotFound: memstore.IsNotFound,
 		DefaultTTL: cfg.TTL,
 		Now:        cfg.Now,
 		Logger:     cfg.Logger,

@@ -20,10 +20,12 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
-	"github.com/fluss-sidecar/fluss-sidecar/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -99,7 +101,7 @@ type zkPlanter struct {
 }
 
 func (p zkPlanter) znode(id string, data []byte) {
-	if _, err := p.zc.Create(ctxT(p.t), zk.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
+	if _, err := p.zc.Create(ctxT(p.t), zkstore.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -138,7 +140,7 @@ func (p memPlanter) missing(id string, table int64) string {
 // plantedSnapshot is a valid znode naming one file per table, expiring at
 // the start of the script plus a day.
 func plantedSnapshot(refs ...offsets.FileRef) []byte {
-	return zk.EncodeSnapshot(offsets.Snapshot{ExpirationTime: parityStart + 24*3600*1000, Tables: refs})
+	return flussjson.EncodeSnapshot(offsets.Snapshot{ExpirationTime: parityStart + 24*3600*1000, Tables: refs})
 }
 
 func body(m proto.Message) []byte {

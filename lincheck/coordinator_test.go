@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -19,7 +21,7 @@ import (
 // offsets files, as a coordinator sharing the ZooKeeper root and
 // remote.data.dir with the sidecars would. Its znodes and files are written
 // by the project's zk and remote packages, byte for byte what Fluss
-// writes: JSON from zk.EncodeSnapshot, created at data version 0 with a
+// writes: JSON from flussjson.EncodeSnapshot, created at data version 0 with a
 // plain create; one fresh-UUID file per table.
 type coordinator struct {
 	zc    *zk.Client
@@ -46,7 +48,7 @@ func newCoordinator(t testing.TB, zkAddr, root, dataDir string) *coordinator {
 	return &coordinator{zc: zc, files: files}
 }
 
-func znode(pid string) string { return zk.ProducersPath + "/" + pid }
+func znode(pid string) string { return zkstore.ProducersPath + "/" + pid }
 
 // tryStore is ProducerOffsetsStore.tryStoreOffsets: write the file, then
 // create the znode; on NodeExists delete the file and report false; on any
@@ -57,7 +59,7 @@ func (c *coordinator) tryStore(ctx context.Context, pid string, snap, exp int64)
 	if err != nil {
 		return false, err
 	}
-	data := zk.EncodeSnapshot(offsets.Snapshot{ExpirationTime: exp, Tables: []offsets.FileRef{{TableID: tableID, OffsetsPath: path}}})
+	data := flussjson.EncodeSnapshot(offsets.Snapshot{ExpirationTime: exp, Tables: []offsets.FileRef{{TableID: tableID, OffsetsPath: path}}})
 	_, err = c.zc.Create(ctx, znode(pid), data, zk.Persistent)
 	if err == nil {
 		return true, nil
@@ -78,7 +80,7 @@ func (c *coordinator) read(ctx context.Context, pid string) (offsets.Snapshot, i
 	if err != nil {
 		return offsets.Snapshot{}, 0, false, err
 	}
-	s, err := zk.DecodeSnapshot(data)
+	s, err := flussjson.DecodeSnapshot(data)
 	return s, st.Version, err == nil, err
 }
 
@@ -183,7 +185,7 @@ func (c *coordinator) delete(ctx context.Context, pid string) Output {
 // (W2); errors are only logged (here: ignored).
 func (c *coordinator) cleanup(ctx context.Context) {
 	now := time.Now().UnixMilli()
-	ids, err := c.zc.Children(ctx, zk.ProducersPath)
+	ids, err := c.zc.Children(ctx, zkstore.ProducersPath)
 	if err != nil {
 		return
 	}
@@ -193,7 +195,7 @@ func (c *coordinator) cleanup(ctx context.Context) {
 			_, _ = c.deleteIfVersion(ctx, pid, s, v)
 		}
 	}
-	valid, err := c.zc.Children(ctx, zk.ProducersPath)
+	valid, err := c.zc.Children(ctx, zkstore.ProducersPath)
 	if err != nil {
 		return
 	}

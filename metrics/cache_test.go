@@ -9,7 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
-	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
 )
 
 func TestSnapshotCacheMetrics(t *testing.T) {

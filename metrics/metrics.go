@@ -22,7 +22,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )

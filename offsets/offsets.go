@@ -28,7 +28,7 @@ type TableOffsets struct {
 }
 
 // InFileOrder returns t as reading its offsets file back gives it
-// (remote.DecodeTableOffsets): buckets sorted by partition id, then bucket
+// (flussjson.DecodeTableOffsets): buckets sorted by partition id, then bucket
 // id, with no partition id on a non-partitioned bucket. The buckets are
 // copied; t is unchanged.
 func (t TableOffsets) InFileOrder() TableOffsets {

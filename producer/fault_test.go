@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/faultstore"
-	"github.com/fluss-sidecar/fluss-sidecar/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/faultstore"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
@@ -28,7 +28,7 @@ func newFaultEnv(t *testing.T) *faultEnv {
 	mem := memstore.New(memstore.Options{Now: clock.Now})
 	fault := faultstore.New(mem, mem)
 	reg, err := producer.New(producer.Config{
-		Snapshots: fault, Files: fault, IsNotFound: memstore.IsNotFound,
+		Snapshots: fault, Files: fault,
 		Now: clock.Now, SettleTimeout: 5 * time.Second,
 	})
 	if err != nil {

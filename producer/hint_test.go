@@ -1,19 +1,17 @@
 package producer_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
-	"github.com/fluss-sidecar/fluss-sidecar/zk"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 )
 
 // alwaysAbsent is a snapshot store whose absence hint is always wrong-sided:
 // it claims every producer has no snapshot, as a hint that is stale would.
 type alwaysAbsent struct {
-	*zk.ProducerStore
+	*zkstore.Store
 	asked int
 }
 
@@ -28,12 +26,11 @@ func TestStaleAbsenceHintCostsOnlyARetry(t *testing.T) {
 	if res := mustRegister(t, e.reg, threeBucketsTwoTables("p1")); res != producer.Created {
 		t.Fatalf("first register: %v", res)
 	}
-	hinted := &alwaysAbsent{ProducerStore: e.store}
+	hinted := &alwaysAbsent{Store: e.store}
 	reg, err := producer.New(producer.Config{
-		Snapshots:  hinted,
-		Files:      e.files,
-		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
-		Now:        e.clock.Now,
+		Snapshots: hinted,
+		Files:     e.files,
+		Now:       e.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,18 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 )
-
-// OrphanStore lists and removes offsets files for orphan cleanup.
-// remote.Store implements it.
-type OrphanStore interface {
-	ListProducerDirs(ctx context.Context) ([]string, error)
-	ListProducerFiles(ctx context.Context, producerID string) ([]remote.FileInfo, error)
-	Qualify(offsetsPath string) (string, error)
-	DeleteOffsets(ctx context.Context, path string) error
-	PruneEmptyDirs(ctx context.Context, producerID string) (gone bool, err error)
-}
 
 // OrphanReport counts what one orphan cleanup run did.
 type OrphanReport struct {
@@ -37,7 +27,7 @@ type OrphanReport struct {
 //
 // Paths are compared in their qualified form, so a znode a Java coordinator
 // wrote with a bare local path still protects its file (W1).
-func (r *Registry) CleanupOrphans(ctx context.Context, store OrphanStore, grace time.Duration) (OrphanReport, error) {
+func (r *Registry) CleanupOrphans(ctx context.Context, store storage.OrphanStore, grace time.Duration) (OrphanReport, error) {
 	var rep OrphanReport
 	cutoff := r.now().Add(-grace)
 	dirs, err := store.ListProducerDirs(ctx)
@@ -56,7 +46,7 @@ func (r *Registry) CleanupOrphans(ctx context.Context, store OrphanStore, grace 
 	return rep, nil
 }
 
-func (r *Registry) cleanupProducerOrphans(ctx context.Context, store OrphanStore, id string, cutoff time.Time, rep *OrphanReport) error {
+func (r *Registry) cleanupProducerOrphans(ctx context.Context, store storage.OrphanStore, id string, cutoff time.Time, rep *OrphanReport) error {
 	unlock, err := r.locks.lock(ctx, id)
 	if err != nil {
 		return err

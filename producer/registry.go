@@ -15,100 +15,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/inflight"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/readindex"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
-
-// SnapshotStore keeps one snapshot znode per producer. zk.ProducerStore
-// implements it over ZooKeeper, memstore.Store in memory.
-//
-// Every write reports one of three outcomes: applied (nil error and true),
-// definitely not applied (nil error and false, or an error that does not
-// match storeerr.ErrOutcomeUnknown), or unknown (an error matching
-// storeerr.ErrOutcomeUnknown: the write may have been applied, or may be
-// applied later). The registry settles unknown outcomes by reading after
-// Sync.
-type SnapshotStore interface {
-	// CheckSnapshot refuses, with an error of class storeerr.ErrTooLarge, a
-	// snapshot the store could not hold. Writes check it too, before
-	// sending anything.
-	CheckSnapshot(producerID string, s offsets.Snapshot) error
-	// CreateSnapshot creates the producer's znode if none exists; created
-	// is false when one already existed.
-	CreateSnapshot(ctx context.Context, producerID string, s offsets.Snapshot) (created bool, err error)
-	// GetSnapshot reads the producer's znode; found is false when absent.
-	GetSnapshot(ctx context.Context, producerID string) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error)
-	// ReplaceSnapshotIf overwrites the znode in place with s only if it is
-	// still the incarnation read earlier; replaced is false when the znode
-	// is absent, another incarnation, or was modified.
-	ReplaceSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation, s offsets.Snapshot) (replaced bool, err error)
-	// DeleteSnapshotIf deletes the znode only if it is still the incarnation
-	// read earlier; deleted is true also when no znode is left.
-	DeleteSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation) (deleted bool, err error)
-	// Sync makes the reads that follow it see every write the store
-	// applied before Sync was called, the session's own writes included.
-	Sync(ctx context.Context) error
-	// ListProducerIDs lists every producer with a znode.
-	ListProducerIDs(ctx context.Context) ([]string, error)
-}
-
-// FileStore keeps the offsets files. remote.Store implements it.
-type FileStore interface {
-	// PlannedPath returns a path as long as the one WriteOffsets would
-	// return for this producer and table, for size checks before writing.
-	PlannedPath(producerID string, tableID int64) string
-	// WriteOffsets writes a new file and returns its fully qualified path.
-	// A failed write leaves no file behind.
-	WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error)
-	// ReadOffsets reads a file by the path stored in a znode; a missing file
-	// is reported with an error for which IsNotFound is true.
-	ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error)
-	// DeleteOffsets deletes a file; a missing file is not an error.
-	DeleteOffsets(ctx context.Context, path string) error
-}
-
-// CachedFiles is implemented by a FileStore that can answer some reads from
-// memory, at once and without I/O (snapcache does).
-type CachedFiles interface {
-	CachedOffsets(path string) (offsets.TableOffsets, bool)
-}
-
-// LinearReads is implemented by a SnapshotStore that can read a znode as it
-// stands after a sync sent after the call, for less than a shared sync and
-// then a read (two round trips): zk.ProducerStore sends a sync and the read
-// together; snapcache, when it holds the znode or a read of it is in
-// flight, waits for wait (a sync shared with other readers, after which
-// its memory is current) and otherwise reads through with a sync. wait may
-// be nil: the store then always sends a sync of its own.
-type LinearReads interface {
-	GetSnapshotLinear(ctx context.Context, producerID string, wait func(context.Context) error) (s offsets.Snapshot, inc offsets.Incarnation, found bool, err error)
-}
-
-// CachedSnapshots is implemented by a SnapshotStore that can answer some
-// reads from memory, at once and without I/O (snapcache does). ok is false
-// when the znode's state is not cached; found is false when it is cached
-// as absent. token names the cached state: a later call returns the same
-// token only while that same state is still cached (tokens are never
-// reused), so a caller may keep what it derived from a state under its
-// token. The returned Tables are shared: callers must not modify them.
-type CachedSnapshots interface {
-	CachedSnapshot(producerID string) (s offsets.Snapshot, token uint64, found, ok bool)
-	// HoldsSnapshot is CachedSnapshot's ok alone, not counted as a hit.
-	HoldsSnapshot(producerID string) bool
-}
-
-// AbsenceHints is implemented by a SnapshotStore that can tell from memory,
-// at once and without I/O, that a producer has no snapshot (snapcache does,
-// from its index of producer ids). A register's first attempt then skips
-// its read of the znode. The hint may be stale, as a read may be: a
-// snapshot created meanwhile by another writer makes the conditional
-// create fail, the register deletes the files it wrote (nothing names
-// them) and looks again with a real read.
-type AbsenceHints interface {
-	KnownAbsent(producerID string) bool
-}
 
 // Result is the outcome of a register, with Fluss's wire values.
 type Result int32
@@ -137,10 +48,8 @@ type Snapshot struct {
 
 // Config holds a Registry's dependencies and settings.
 type Config struct {
-	Snapshots SnapshotStore
-	Files     FileStore
-	// IsNotFound tells a missing offsets file from other read errors.
-	IsNotFound func(error) bool
+	Snapshots storage.SnapshotStore
+	Files     storage.FileStore
 	// DefaultTTL is coordinator.producer-offsets.ttl (Fluss default 24h).
 	DefaultTTL time.Duration
 	// FileConcurrency bounds the offsets files one operation reads or
@@ -174,15 +83,14 @@ const DefaultSettleTimeout = 60 * time.Second
 // Registry runs the producer offsets algorithms. It is safe for concurrent
 // use; operations on one producer id are serialized within the process.
 type Registry struct {
-	snapshots     SnapshotStore
-	files         FileStore
-	isNotFound    func(error) bool
+	snapshots     storage.SnapshotStore
+	files         storage.FileStore
 	defaultTTL    time.Duration
 	settleTimeout time.Duration
 	now           func() time.Time
 	log           hclog.Logger
 	locks         keyedMutex
-	background    inflight.Counter // writes, which may outlive their callers
+	background    opCounter // writes, which may outlive their callers
 	reads         *readindex.Barrier
 	linearGets    bool
 
@@ -212,9 +120,6 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.SettleTimeout <= 0 {
 		cfg.SettleTimeout = DefaultSettleTimeout
 	}
-	if cfg.IsNotFound == nil {
-		cfg.IsNotFound = func(error) bool { return false }
-	}
 	if cfg.Reads == nil {
 		var err error
 		cfg.Reads, err = readindex.New(readindex.Config{Sync: cfg.Snapshots.Sync, SyncTimeout: cfg.SettleTimeout})
@@ -223,7 +128,7 @@ func New(cfg Config) (*Registry, error) {
 		}
 	}
 	return &Registry{
-		snapshots: cfg.Snapshots, files: cfg.Files, isNotFound: cfg.IsNotFound,
+		snapshots: cfg.Snapshots, files: cfg.Files,
 		defaultTTL: cfg.DefaultTTL, settleTimeout: cfg.SettleTimeout, now: cfg.Now,
 		log: cfg.Logger.Named("producer"), fileConcurrency: cfg.FileConcurrency,
 		reads: cfg.Reads, linearGets: !cfg.SequentialGets,
@@ -266,7 +171,7 @@ func (r *Registry) ReadWait(producerID string) *readindex.Round {
 	if !r.linearGets {
 		return nil
 	}
-	if _, linear := r.snapshots.(LinearReads); linear && !r.holds(producerID) {
+	if _, linear := r.snapshots.(storage.LinearReads); linear && !r.holds(producerID) {
 		return readindex.Settled(ErrNotHeld)
 	}
 	return r.reads.Next()
@@ -275,7 +180,7 @@ func (r *Registry) ReadWait(producerID string) *readindex.Round {
 // holds reports whether the snapshot store's memory holds the producer's
 // znode state.
 func (r *Registry) holds(id string) bool {
-	cs, ok := r.snapshots.(CachedSnapshots)
+	cs, ok := r.snapshots.(storage.CachedSnapshots)
 	return ok && cs.HoldsSnapshot(id)
 }
 
@@ -515,7 +420,7 @@ func (r *Registry) register(caller, bg context.Context, id string, tables []offs
 
 // knownAbsent asks the snapshot store's AbsenceHints, if it has them.
 func (r *Registry) knownAbsent(id string) bool {
-	h, ok := r.snapshots.(AbsenceHints)
+	h, ok := r.snapshots.(storage.AbsenceHints)
 	return ok && h.KnownAbsent(id)
 }
 
@@ -555,7 +460,7 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 			found bool
 			err   error
 		)
-		lr, linear := r.snapshots.(LinearReads)
+		lr, linear := r.snapshots.(storage.LinearReads)
 		switch {
 		case synced:
 			s, inc, found, err = r.snapshots.GetSnapshot(ctx, id)
@@ -613,11 +518,11 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 // Get: the caches it reads are the ones Get reads first.
 //
 // token names the cached znode state the answer comes from (see
-// CachedSnapshots): the answer for a producer id is the same as long as
+// storage.CachedSnapshots): the answer for a producer id is the same as long as
 // CachedToken returns the same token, since offsets files never change.
 func (r *Registry) GetCached(producerID string, tables []offsets.TableOffsets) (snap Snapshot, token uint64, found, ok bool) {
-	cs, ok1 := r.snapshots.(CachedSnapshots)
-	cf, ok2 := r.files.(CachedFiles)
+	cs, ok1 := r.snapshots.(storage.CachedSnapshots)
+	cf, ok2 := r.files.(storage.CachedFiles)
 	if !ok1 || !ok2 || ValidateID(&producerID) != nil {
 		return Snapshot{}, 0, false, false
 	}
@@ -641,7 +546,7 @@ func (r *Registry) GetCached(producerID string, tables []offsets.TableOffsets) (
 // kept what it derived from a GetCached answer under that answer's token
 // may use it again while CachedToken returns the same token.
 func (r *Registry) CachedToken(producerID string) (token uint64, found, ok bool) {
-	cs, isCached := r.snapshots.(CachedSnapshots)
+	cs, isCached := r.snapshots.(storage.CachedSnapshots)
 	if !isCached || ValidateID(&producerID) != nil {
 		return 0, false, false
 	}
@@ -655,7 +560,7 @@ func (r *Registry) CachedToken(producerID string) (token uint64, found, ok bool)
 // keep the order of refs.
 func (r *Registry) readFiles(ctx context.Context, refs []offsets.FileRef) (tables []offsets.TableOffsets, missing string, err error) {
 	tables = make([]offsets.TableOffsets, len(refs))
-	if cached, ok := r.files.(CachedFiles); ok {
+	if cached, ok := r.files.(storage.CachedFiles); ok {
 		// The common case of a recovery GET storm: every file in memory.
 		// Reading them inline spares a goroutine and a context per file.
 		all := true
@@ -672,7 +577,7 @@ func (r *Registry) readFiles(ctx context.Context, refs []offsets.FileRef) (table
 	err = forEach(ctx, len(refs), r.fileConcurrency, func(ctx context.Context, i int) error {
 		t, err := r.files.ReadOffsets(ctx, refs[i].OffsetsPath)
 		if err != nil {
-			if r.isNotFound(err) {
+			if errors.Is(err, storage.ErrNotFound) {
 				missingOnce.Do(func() { missing = refs[i].OffsetsPath })
 				return errFileMissing
 			}

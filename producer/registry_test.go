@@ -2,7 +2,6 @@ package producer_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -18,8 +17,10 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -34,7 +35,7 @@ type env struct {
 	root     string
 	dir      string // local remote.data.dir as given to remote.Open
 	zc       *zk.Client
-	store    *zk.ProducerStore
+	store    *zkstore.Store
 	files    *remote.Store
 	reg      *producer.Registry
 	clock    *fakeClock
@@ -85,17 +86,16 @@ func (e *env) open(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.Close() })
-	e.zc, e.files, e.store = zc, files, zk.NewProducerStore(zc)
+	e.zc, e.files, e.store = zc, files, zkstore.New(zc)
 	e.reg = e.newRegistry(t)
 }
 
 func (e *env) newRegistry(t *testing.T) *producer.Registry {
 	t.Helper()
 	reg, err := producer.New(producer.Config{
-		Snapshots:  e.store,
-		Files:      e.files,
-		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
-		Now:        e.clock.Now,
+		Snapshots: e.store,
+		Files:     e.files,
+		Now:       e.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -690,7 +690,7 @@ func TestZnodeTableOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := zk.DecodeSnapshot(raw)
+			s, err := flussjson.DecodeSnapshot(raw)
 			if err != nil {
 				t.Fatal(err)
 			}

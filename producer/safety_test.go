@@ -13,9 +13,11 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
-	"github.com/fluss-sidecar/fluss-sidecar/snapcache"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -28,7 +30,7 @@ import (
 // separate sidecar process has.
 type sidecarInstance struct {
 	zc    *zk.Client
-	store *zk.ProducerStore
+	store *zkstore.Store
 	files *remote.Store
 	reg   *producer.Registry
 }
@@ -47,7 +49,7 @@ func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.Close() })
-	store := zk.NewProducerStore(zc)
+	store := zkstore.New(zc)
 	// As in a running sidecar, reads go through the snapshot cache.
 	cache, err := snapcache.New(ctx, snapcache.Config{Watcher: zc, Snapshots: store, Files: files})
 	if err != nil {
@@ -56,7 +58,6 @@ func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 	t.Cleanup(cache.Close)
 	reg, err := producer.New(producer.Config{
 		Snapshots: cache.Snapshots(), Files: cache.Files(),
-		IsNotFound:    func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
 		SettleTimeout: 20 * time.Second,
 	})
 	if err != nil {
@@ -268,7 +269,7 @@ func (c *coordinator) store(ctx context.Context, id string, off int64) (bool, er
 		return false, err
 	}
 	snap := offsets.Snapshot{ExpirationTime: time.Now().Add(time.Hour).UnixMilli(), Tables: []offsets.FileRef{{TableID: 7, OffsetsPath: path}}}
-	_, err = c.zc.Create(ctx, "/producers/"+id, zk.EncodeSnapshot(snap), zk.Persistent)
+	_, err = c.zc.Create(ctx, "/producers/"+id, flussjson.EncodeSnapshot(snap), zk.Persistent)
 	if errors.Is(err, zk.ErrNodeExists) {
 		c.files.DeleteOffsets(ctx, path)
 		return false, nil
@@ -291,7 +292,7 @@ func (c *coordinator) register(ctx context.Context, id string, off int64) (bool,
 		if err != nil {
 			return false, err
 		}
-		s, err := zk.DecodeSnapshot(data)
+		s, err := flussjson.DecodeSnapshot(data)
 		if err != nil {
 			return false, err
 		}
@@ -311,7 +312,7 @@ func (c *coordinator) cleanup(ctx context.Context, id string) {
 	if err != nil {
 		return
 	}
-	if s, err := zk.DecodeSnapshot(data); err == nil && s.Expired(time.Now().UnixMilli()) {
+	if s, err := flussjson.DecodeSnapshot(data); err == nil && s.Expired(time.Now().UnixMilli()) {
 		c.zc.Delete(ctx, "/producers/"+id, st.Version)
 	}
 }
@@ -340,14 +341,14 @@ func TestCoordinatorNeverRemovesSidecarSnapshots(t *testing.T) {
 				t.Fatal(err)
 			}
 			data, _, _ := co.zc.Get(ctxT(t), "/producers/"+id)
-			s, _ := zk.DecodeSnapshot(data)
+			s, _ := flussjson.DecodeSnapshot(data)
 			s.ExpirationTime = 1
-			if _, err := co.zc.Set(ctxT(t), "/producers/"+id, zk.EncodeSnapshot(s), 0); err != nil {
+			if _, err := co.zc.Set(ctxT(t), "/producers/"+id, flussjson.EncodeSnapshot(s), 0); err != nil {
 				t.Fatal(err)
 			}
 			// Back to version 0 as a coordinator leaves it: recreate.
 			co.zc.Delete(ctxT(t), "/producers/"+id, -1)
-			if _, err := co.zc.Create(ctxT(t), "/producers/"+id, zk.EncodeSnapshot(s), zk.Persistent); err != nil {
+			if _, err := co.zc.Create(ctxT(t), "/producers/"+id, flussjson.EncodeSnapshot(s), zk.Persistent); err != nil {
 				t.Fatal(err)
 			}
 		} else if res, err := sc.reg.Register(ctxT(t), oneTable(id, 1, &expired)); err != nil || res != producer.Created {
@@ -470,7 +471,7 @@ func BenchmarkResidualWindow(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		id := fmt.Sprintf("window-%d", i)
 		snap := offsets.Snapshot{ExpirationTime: 1, Tables: []offsets.FileRef{}}
-		if _, err := co.zc.Create(ctx, "/producers/"+id, zk.EncodeSnapshot(snap), zk.Persistent); err != nil {
+		if _, err := co.zc.Create(ctx, "/producers/"+id, flussjson.EncodeSnapshot(snap), zk.Persistent); err != nil {
 			b.Fatal(err)
 		}
 		var res producer.Result

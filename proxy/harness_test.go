@@ -18,8 +18,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -98,9 +99,8 @@ func newRealLocal(t *testing.T, advertised config.Listener) *realLocal {
 	}
 	t.Cleanup(func() { files.Close() })
 	reg, err := producer.New(producer.Config{
-		Snapshots:  zk.NewProducerStore(zc),
-		Files:      files,
-		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
+		Snapshots: zkstore.New(zc),
+		Files:     files,
 	})
 	if err != nil {
 		t.Fatal(err)

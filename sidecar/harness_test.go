@@ -3,7 +3,6 @@ package sidecar_test
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,8 +14,10 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -33,7 +34,7 @@ var testClock = time.UnixMilli(1735538268000)
 // gatedFiles holds WriteOffsets for one producer id until the test opens
 // the gate, to make response order deterministic.
 type gatedFiles struct {
-	producer.FileStore
+	storage.FileStore
 	id      string
 	entered chan struct{}
 	gate    chan struct{}
@@ -93,10 +94,9 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 	ts.zc, ts.files = zc, files
 	ts.gated = &gatedFiles{FileStore: files, id: o.gateID, entered: make(chan struct{}, 16), gate: make(chan struct{})}
 	ts.registry, err = producer.New(producer.Config{
-		Snapshots:  zk.NewProducerStore(zc),
-		Files:      ts.gated,
-		IsNotFound: func(err error) bool { return errors.Is(err, remote.ErrNotFound) },
-		Now:        func() time.Time { return testClock },
+		Snapshots: zkstore.New(zc),
+		Files:     ts.gated,
+		Now:       func() time.Time { return testClock },
 	})
 	if err != nil {
 		t.Fatal(err)

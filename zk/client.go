@@ -9,6 +9,8 @@ import (
 
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // Event is a go-zookeeper watch event. Its Path is the full znode path, root
@@ -187,6 +189,9 @@ func (c *Client) LogicalPath(full string) (path string, ok bool) {
 	}
 	return "", false
 }
+
+// Logger returns the client's logger.
+func (c *Client) Logger() hclog.Logger { return c.log }
 
 // SessionID returns the current session id (0 while there is none).
 func (c *Client) SessionID() int64 { return c.conn.SessionID() }
@@ -550,13 +555,24 @@ func (c *Client) MaxWriteBytes() int {
 // and the multi framing around a create.
 const requestOverhead = 4096
 
-// createWithData creates path as a PERSISTENT znode that holds data at data
+// CheckWriteSize refuses, with an *OpError of storeerr class ErrTooLarge, a
+// write of size bytes of data to path that would exceed MaxWriteBytes.
+func (c *Client) CheckWriteSize(path string, size int) error {
+	if limit := c.MaxWriteBytes(); size > limit {
+		return &OpError{Op: "create", Path: c.FullPath(path), Store: storeerr.ErrTooLarge,
+			Err: fmt.Errorf("%w: %d bytes, limit %d (min of zookeeper.client.max-buffer-size and the servers' jute.maxbuffer, less %d)",
+				errTooLarge, size, limit, requestOverhead)}
+	}
+	return nil
+}
+
+// CreateAtVersion creates path as a PERSISTENT znode that holds data at data
 // version bump (at least 1): one multi of a create with empty data and bump
 // setData calls, the last of which sets data. ZooKeeper applies a multi
 // atomically, so no reader ever sees the empty znode, and only the last
 // call carries data, so the request is not much larger than data. Parents
 // are created as Create does.
-func (c *Client) createWithData(ctx context.Context, path string, data []byte, bump int32) error {
+func (c *Client) CreateAtVersion(ctx context.Context, path string, data []byte, bump int32) error {
 	full, err := c.checkPath("create", path)
 	if err != nil {
 		return err
@@ -602,9 +618,9 @@ func multiError(res []gozk.MultiResponse, err error) error {
 	return err
 }
 
-// sync asks the server the client is connected to to catch up with the
+// Sync asks the server the client is connected to to catch up with the
 // leader, so that a following read sees every committed write.
-func (c *Client) sync(ctx context.Context, path string) error {
+func (c *Client) Sync(ctx context.Context, path string) error {
 	full, err := c.checkPath("sync", path)
 	if err != nil {
 		return err

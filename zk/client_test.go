@@ -250,7 +250,6 @@ func TestConnectNoServer(t *testing.T) {
 func TestServerOutage(t *testing.T) {
 	srv := zktest.StartT(t)
 	c := connect(t, srv.Addr, "/fluss")
-	ps := NewProducerStore(c)
 	ctx := testCtx(t)
 	if _, err := c.Create(ctx, "/before", []byte("x"), Persistent); err != nil {
 		t.Fatal(err)
@@ -265,10 +264,10 @@ func TestServerOutage(t *testing.T) {
 		t.Fatalf("Get during outage: %v", err)
 	}
 	short, cancel = context.WithTimeout(ctx, time.Second)
-	_, err = ps.CreateSnapshot(short, "p", offsets0)
+	err = c.CreateAtVersion(short, "/producers/p", []byte("{}"), 1)
 	cancel()
 	if !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("CreateSnapshot during outage: %v", err)
+		t.Fatalf("CreateAtVersion during outage: %v", err)
 	}
 
 	if err := srv.Restart(ctx); err != nil {
@@ -292,9 +291,8 @@ func TestServerOutage(t *testing.T) {
 	if c.SessionID() != session {
 		t.Logf("session changed from %x to %x", session, c.SessionID())
 	}
-	created, err := ps.CreateSnapshot(ctx, "p2", offsets0)
-	if err != nil || !created {
-		t.Fatalf("CreateSnapshot after restart: %v %v", created, err)
+	if err := c.CreateAtVersion(ctx, "/producers/p2", []byte("{}"), 1); err != nil {
+		t.Fatalf("CreateAtVersion after restart: %v", err)
 	}
 }
 

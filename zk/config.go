@@ -29,9 +29,7 @@ type Config struct {
 	// SessionTimeout is zookeeper.client.session-timeout (default 60 s).
 	SessionTimeout time.Duration
 	// ConnectionTimeout is zookeeper.client.connection-timeout (default
-	// 15 s): how long Connect waits for the first session, and how long a
-	// ProducerStore keeps trying to learn the outcome of an interrupted
-	// create.
+	// 15 s): how long Connect waits for the first session.
 	ConnectionTimeout time.Duration
 	// MaxBufferSize is zookeeper.client.max-buffer-size (default 100 MiB):
 	// the largest packet the client sends or accepts.

@@ -1,6 +1,7 @@
-// Package zk is the sidecar's ZooKeeper store: a context-aware client over
-// github.com/go-zookeeper/zk and the producer snapshot znodes, stored
-// byte-identically to a Fluss (Java) coordinator.
+// Package zk is the sidecar's ZooKeeper client: a context-aware client over
+// github.com/go-zookeeper/zk, used by the producer snapshot store
+// (storage/zkstore), the snapshot cache's watch, cleanup leadership, ACL
+// and table lookups, and proxy discovery.
 //
 // Paths. Every method takes a logical path such as "/producers/job-1"; the
 // client prepends the configured root (zookeeper.path.root, normalized by
@@ -20,11 +21,4 @@
 // Sessions. The client survives connection loss and session expiry on its
 // own; after an expiry, callbacks registered with OnNewSession run so that
 // watch users reload and re-arm their watches.
-//
-// Producer snapshots. ProducerStore implements the znode side of Fluss's
-// producer offsets registry (/producers/<id>, JSON written by
-// EncodeSnapshot), fixing two weaknesses of the Java code: an interrupted
-// create is settled by reading the znode back instead of being reported as
-// "already exists" (W7), and the conditional delete checks the creation
-// zxid, since the data version of a producer znode is always 0 (W3).
 package zk

@@ -9,7 +9,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
-// Error classes. Every error a Client or ProducerStore method returns for a
+// Error classes. Every error a Client method returns for a
 // failed ZooKeeper call is an *OpError; errors.Is tells its class and also
 // matches the underlying go-zookeeper or context error.
 var (

@@ -6,8 +6,6 @@ import (
 	_ "unsafe" // for go:linkname
 
 	gozk "github.com/go-zookeeper/zk"
-
-	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 )
 
 // ZooKeeper's opcodes for sync and getData.
@@ -74,15 +72,3 @@ func (c *Client) SyncGet(ctx context.Context, path string) ([]byte, Stat, error)
 	}
 	return r.data, statFrom(r.stat), nil
 }
-
-// GetSnapshotLinear is GetSnapshot read after a sync sent with it
-// (SyncGet): linearizable, in one round trip (producer.LinearReads). A
-// shared sync to wait for is of no use here: it would cost a round trip
-// more, so wait is not called.
-func (p *ProducerStore) GetSnapshotLinear(ctx context.Context, producerID string, _ func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
-	return p.getSnapshot(ctx, producerID, p.c.SyncGet)
-}
-
-var _ interface {
-	GetSnapshotLinear(context.Context, string, func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error)
-} = (*ProducerStore)(nil)

@@ -85,7 +85,7 @@ func TestOnEventBeforeReply(t *testing.T) {
 		if _, err := raw.Set(c.FullPath("/w/x"), []byte{byte(i)}, -1); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.sync(ctx, "/w"); err != nil {
+		if err := c.Sync(ctx, "/w"); err != nil {
 			t.Fatal(err)
 		}
 		select {

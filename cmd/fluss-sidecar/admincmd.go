@@ -17,7 +17,8 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/admin"
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -201,7 +202,7 @@ func openAdmin(ctx context.Context, s app.Settings, log hclog.Logger, parallelis
 		zc.Close()
 		return nil, nil, fmt.Errorf("open %s %s: %w", app.KeyRemoteDataDir, s.RemoteDataDir, err)
 	}
-	a, err := admin.New(admin.Config{Snapshots: zk.NewProducerStore(zc), Files: files, Logger: log, Parallelism: parallelism})
+	a, err := admin.New(admin.Config{Snapshots: zkstore.New(zc), Files: files, Logger: log, Parallelism: parallelism})
 	if err != nil {
 		files.Close()
 		zc.Close()

@@ -1,0 +1,325 @@
+package flussjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+)
+
+// OffsetsFileVersion is the only offsets file version Fluss writes and reads.
+const OffsetsFileVersion = 1
+
+// MaxBucketID is the highest bucket id EncodeTableOffsets accepts. The file
+// stores a non-partitioned table's offsets as an array indexed by bucket id,
+// so one huge id would write an array of that many -1 entries (W9). Fluss
+// tables have far fewer buckets than this.
+const MaxBucketID = 131071
+
+// ErrInvalidOffsets marks a TableOffsets that EncodeTableOffsets refuses
+// because Fluss would store it wrongly or refuse it.
+var ErrInvalidOffsets = errors.New("invalid table offsets")
+
+// ErrMalformedOffsetsFile marks offsets file content that cannot be decoded.
+var ErrMalformedOffsetsFile = errors.New("malformed offsets file")
+
+// EncodeTableOffsets returns the offsets file content for t, byte for byte
+// what Fluss's TableBucketOffsetsJsonSerde writes: compact JSON without a
+// trailing newline, keys "version", "table_id", then "bucket_offsets" (an
+// array indexed by bucket id, holes filled with -1) for a non-partitioned
+// table or "partition_offsets" (ascending partition_id) for a partitioned
+// one, and neither when t has no buckets.
+//
+// It refuses, with an error wrapping ErrInvalidOffsets, what Fluss would
+// reject or read back differently: partitioned and non-partitioned buckets
+// mixed, a negative bucket id or one above MaxBucketID, the same bucket twice,
+// and an offset below 0 (the file uses -1 for "no offset", so such an offset
+// would be lost or changed on reading).
+func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
+	var plain []offsets.BucketOffset
+	parts := map[int64][]offsets.BucketOffset{}
+	allPlain := true
+	for _, b := range t.Buckets {
+		allPlain = allPlain && !b.Partitioned
+	}
+	for _, b := range t.Buckets {
+		if b.BucketID < 0 {
+			return nil, fmt.Errorf("%w: table %d: negative bucket id %d", ErrInvalidOffsets, t.TableID, b.BucketID)
+		}
+		if b.BucketID > MaxBucketID {
+			return nil, fmt.Errorf("%w: table %d: bucket id %d is above the limit %d", ErrInvalidOffsets, t.TableID, b.BucketID, MaxBucketID)
+		}
+		if b.LogEndOffset < 0 {
+			return nil, fmt.Errorf("%w: table %d bucket %s: offset %d is negative; the offsets file stores -1 for a missing bucket, so it would be read back as missing or wrong",
+				ErrInvalidOffsets, t.TableID, bucketName(b), b.LogEndOffset)
+		}
+		switch {
+		case b.Partitioned:
+			parts[b.PartitionID] = append(parts[b.PartitionID], b)
+		case !allPlain:
+			plain = append(plain, b)
+		}
+	}
+	if allPlain {
+		plain = t.Buckets // no copy of a large table
+	}
+	if len(plain) > 0 && len(parts) > 0 {
+		return nil, fmt.Errorf("%w: table %d mixes partitioned and non-partitioned buckets", ErrInvalidOffsets, t.TableID)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"version":1,"table_id":`)
+	buf.WriteString(strconv.FormatInt(t.TableID, 10))
+	switch {
+	case len(plain) > 0:
+		buf.WriteString(`,"bucket_offsets":`)
+		if err := writeBucketArray(&buf, t.TableID, plain); err != nil {
+			return nil, err
+		}
+	case len(parts) > 0:
+		ids := make([]int64, 0, len(parts))
+		for id := range parts {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		buf.WriteString(`,"partition_offsets":[`)
+		for i, id := range ids {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(`{"partition_id":`)
+			buf.WriteString(strconv.FormatInt(id, 10))
+			buf.WriteString(`,"bucket_offsets":`)
+			if err := writeBucketArray(&buf, t.TableID, parts[id]); err != nil {
+				return nil, err
+			}
+			buf.WriteByte('}')
+		}
+		buf.WriteByte(']')
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func bucketName(b offsets.BucketOffset) string {
+	if b.Partitioned {
+		return fmt.Sprintf("p%d/%d", b.PartitionID, b.BucketID)
+	}
+	return strconv.Itoa(int(b.BucketID))
+}
+
+// writeBucketArray writes the array indexed by bucket id. The ids are
+// already checked to be in [0, MaxBucketID].
+func writeBucketArray(buf *bytes.Buffer, tableID int64, bs []offsets.BucketOffset) error {
+	maxID := int32(-1)
+	for _, b := range bs {
+		maxID = max(maxID, b.BucketID)
+	}
+	arr := make([]int64, maxID+1)
+	set := make([]bool, maxID+1)
+	for _, b := range bs {
+		if set[b.BucketID] {
+			return fmt.Errorf("%w: table %d: bucket %s appears twice", ErrInvalidOffsets, tableID, bucketName(b))
+		}
+		set[b.BucketID] = true
+		arr[b.BucketID] = b.LogEndOffset
+	}
+	// Size the buffer once: a million-bucket register encodes eight of
+	// these at a time, and doubling would leave twice their size behind.
+	n := 2 + len(arr)
+	for i, v := range arr {
+		if !set[i] {
+			n += 2
+			continue
+		}
+		n += decimalLen(v)
+	}
+	buf.Grow(n)
+	buf.WriteByte('[')
+	for i, v := range arr {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if !set[i] {
+			v = -1
+		}
+		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), v, 10))
+	}
+	buf.WriteByte(']')
+	return nil
+}
+
+// DecodeTableOffsets parses offsets file content as Fluss reads it: version
+// must be 1 ("Unsupported version: <v>"), "bucket_offsets" and
+// "partition_offsets" must not both be present, -1 entries are dropped
+// (bucket missing) and unknown keys are ignored. A repeated key or partition
+// keeps the last value, as Jackson's tree model does.
+//
+// It is stricter than Fluss where Fluss would coerce or misread: numbers must
+// be JSON integers in range, offsets below -1 and arrays longer than
+// MaxBucketID+1 are refused. Errors wrap ErrMalformedOffsetsFile. Buckets come
+// back sorted by (partition id, bucket id). It never panics.
+func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
+	if t, ok := decodeCanonicalOffsets(b); ok {
+		return t, nil
+	}
+	var top map[string]json.RawMessage
+	if err := strictUnmarshal(b, &top); err != nil {
+		return offsets.TableOffsets{}, malformed("%v", err)
+	}
+	if top == nil {
+		return offsets.TableOffsets{}, malformed("not a JSON object")
+	}
+	rawVersion, ok := top["version"]
+	if !ok {
+		return offsets.TableOffsets{}, malformed("missing version")
+	}
+	version, err := decodeInt(rawVersion, "version", math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return offsets.TableOffsets{}, err
+	}
+	if version != OffsetsFileVersion {
+		return offsets.TableOffsets{}, malformed("Unsupported version: %d", version)
+	}
+	rawTable, ok := top["table_id"]
+	if !ok {
+		return offsets.TableOffsets{}, malformed("missing table_id")
+	}
+	tableID, err := decodeInt(rawTable, "table_id", math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return offsets.TableOffsets{}, err
+	}
+	t := offsets.TableOffsets{TableID: tableID}
+	rawBuckets, hasBuckets := top["bucket_offsets"]
+	rawParts, hasParts := top["partition_offsets"]
+	if hasBuckets && hasParts {
+		return offsets.TableOffsets{}, malformed("Both bucket_offsets and partition_bucket_offsets cannot be present at the same time")
+	}
+	switch {
+	case hasBuckets:
+		arr, err := decodeBucketArray(rawBuckets)
+		if err != nil {
+			return offsets.TableOffsets{}, err
+		}
+		for id, off := range arr {
+			if off != -1 {
+				t.Buckets = append(t.Buckets, offsets.BucketOffset{BucketID: int32(id), LogEndOffset: off})
+			}
+		}
+	case hasParts:
+		var entries []map[string]json.RawMessage
+		if err := json.Unmarshal(rawParts, &entries); err != nil || isNull(rawParts) {
+			return offsets.TableOffsets{}, malformed("partition_offsets must be an array of objects")
+		}
+		byPart := map[int64][]int64{}
+		for _, e := range entries {
+			if e == nil {
+				return offsets.TableOffsets{}, malformed("partition_offsets entry must be an object")
+			}
+			rawID, ok := e["partition_id"]
+			if !ok {
+				return offsets.TableOffsets{}, malformed("partition_offsets entry without partition_id")
+			}
+			pid, err := decodeInt(rawID, "partition_id", math.MinInt64, math.MaxInt64)
+			if err != nil {
+				return offsets.TableOffsets{}, err
+			}
+			arr := []int64(nil)
+			if rawArr, ok := e["bucket_offsets"]; ok {
+				if arr, err = decodeBucketArray(rawArr); err != nil {
+					return offsets.TableOffsets{}, err
+				}
+			}
+			// A repeated partition merges into the earlier one, later
+			// buckets winning, as a map keyed by bucket would.
+			prev := byPart[pid]
+			if len(arr) > len(prev) {
+				prev = append(prev, slices.Repeat([]int64{-1}, len(arr)-len(prev))...)
+			}
+			for i, off := range arr {
+				if off != -1 {
+					prev[i] = off
+				}
+			}
+			byPart[pid] = prev
+		}
+		pids := make([]int64, 0, len(byPart))
+		for pid := range byPart {
+			pids = append(pids, pid)
+		}
+		slices.Sort(pids)
+		for _, pid := range pids {
+			for id, off := range byPart[pid] {
+				if off != -1 {
+					t.Buckets = append(t.Buckets, offsets.BucketOffset{Partitioned: true, PartitionID: pid, BucketID: int32(id), LogEndOffset: off})
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformedOffsetsFile, fmt.Sprintf(format, args...))
+}
+
+// strictUnmarshal decodes exactly one JSON value with numbers kept as text.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func decodeInt(raw json.RawMessage, field string, lo, hi int64) (int64, error) {
+	s := string(bytes.TrimSpace(raw))
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, malformed("%s must be a 64-bit integer, got %.40q", field, s)
+	}
+	if v < lo || v > hi {
+		return 0, malformed("%s is %d, outside [%d, %d]", field, v, lo, hi)
+	}
+	return v, nil
+}
+
+func decodeBucketArray(raw json.RawMessage) ([]int64, error) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil || isNull(raw) {
+		return nil, malformed("bucket_offsets must be an array of integers")
+	}
+	if len(elems) > MaxBucketID+1 {
+		return nil, malformed("bucket_offsets has %d entries, more than %d", len(elems), MaxBucketID+1)
+	}
+	out := make([]int64, len(elems))
+	for i, e := range elems {
+		v, err := decodeInt(e, fmt.Sprintf("bucket_offsets[%d]", i), -1, math.MaxInt64)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// decimalLen is the length of strconv.FormatInt(v, 10) for v >= 0.
+func decimalLen(v int64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}

@@ -1,0 +1,233 @@
+package flussjson
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+)
+
+func nb(bucket int32, off int64) offsets.BucketOffset {
+	return offsets.BucketOffset{BucketID: bucket, LogEndOffset: off}
+}
+
+func pb(partition int64, bucket int32, off int64) offsets.BucketOffset {
+	return offsets.BucketOffset{Partitioned: true, PartitionID: partition, BucketID: bucket, LogEndOffset: off}
+}
+
+// The five byte strings of §6 (TableBucketOffsetsJsonSerdeTest).
+var goldenOffsets = []struct {
+	file string
+	t    offsets.TableOffsets
+}{
+	{"empty.json", offsets.TableOffsets{TableID: 1}},
+	{"buckets.json", offsets.TableOffsets{TableID: 4, Buckets: []offsets.BucketOffset{nb(0, 100), nb(1, 200), nb(2, 300)}}},
+	{"buckets_holes.json", offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{nb(0, 100), nb(2, 300), nb(4, 500)}}},
+	{"partitions.json", offsets.TableOffsets{TableID: 6, Buckets: []offsets.BucketOffset{pb(1, 0, 100), pb(1, 1, 200), pb(2, 0, 300), pb(2, 1, 400)}}},
+	{"partitions_holes.json", offsets.TableOffsets{TableID: 7, Buckets: []offsets.BucketOffset{pb(1, 0, 100), pb(1, 2, 300), pb(2, 1, 400), pb(2, 3, 600)}}},
+}
+
+func readOffsetsGolden(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "offsets", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestOffsetsGolden(t *testing.T) {
+	for _, g := range goldenOffsets {
+		t.Run(g.file, func(t *testing.T) {
+			want := readOffsetsGolden(t, g.file)
+			got, err := EncodeTableOffsets(g.t)
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("encode:\n got %s\nwant %s", got, want)
+			}
+			dec, err := DecodeTableOffsets(want)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if !reflect.DeepEqual(dec, g.t) {
+				t.Errorf("decode: got %+v, want %+v", dec, g.t)
+			}
+		})
+	}
+}
+
+func TestEncodeOrderIndependent(t *testing.T) {
+	tests := []struct {
+		name string
+		t    offsets.TableOffsets
+		want string
+	}{
+		{"buckets reversed", offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{nb(4, 500), nb(0, 100), nb(2, 300)}},
+			`{"version":1,"table_id":5,"bucket_offsets":[100,-1,300,-1,500]}`},
+		{"partitions reversed", offsets.TableOffsets{TableID: 7, Buckets: []offsets.BucketOffset{pb(2, 3, 600), pb(2, 1, 400), pb(1, 2, 300), pb(1, 0, 100)}},
+			`{"version":1,"table_id":7,"partition_offsets":[{"partition_id":1,"bucket_offsets":[100,-1,300]},{"partition_id":2,"bucket_offsets":[-1,400,-1,600]}]}`},
+		{"zero offset and bucket", offsets.TableOffsets{TableID: -3, Buckets: []offsets.BucketOffset{nb(0, 0)}},
+			`{"version":1,"table_id":-3,"bucket_offsets":[0]}`},
+		{"max bucket", offsets.TableOffsets{TableID: 1, Buckets: []offsets.BucketOffset{nb(2, 9223372036854775807)}},
+			`{"version":1,"table_id":1,"bucket_offsets":[-1,-1,9223372036854775807]}`},
+		{"negative partition id", offsets.TableOffsets{TableID: 1, Buckets: []offsets.BucketOffset{pb(-1, 0, 1), pb(0, 0, 2)}},
+			`{"version":1,"table_id":1,"partition_offsets":[{"partition_id":-1,"bucket_offsets":[1]},{"partition_id":0,"bucket_offsets":[2]}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := EncodeTableOffsets(tt.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEncodeRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		buckets []offsets.BucketOffset
+		wantErr string
+	}{
+		{"mixed", []offsets.BucketOffset{nb(0, 1), pb(1, 0, 1)}, "mixes partitioned and non-partitioned"},
+		{"negative bucket", []offsets.BucketOffset{nb(-1, 1)}, "negative bucket id -1"},
+		{"negative partitioned bucket", []offsets.BucketOffset{pb(1, -2, 1)}, "negative bucket id -2"},
+		{"duplicate bucket", []offsets.BucketOffset{nb(1, 1), nb(1, 2)}, "bucket 1 appears twice"},
+		{"duplicate partitioned bucket", []offsets.BucketOffset{pb(3, 1, 1), pb(3, 1, 1)}, "bucket p3/1 appears twice"},
+		{"offset -1", []offsets.BucketOffset{nb(0, -1)}, "read back as missing"},
+		{"offset -2", []offsets.BucketOffset{pb(1, 0, -2)}, "offset -2 is negative"},
+		{"bucket above limit", []offsets.BucketOffset{nb(MaxBucketID+1, 1)}, "above the limit"},
+		{"huge bucket", []offsets.BucketOffset{pb(1, 1<<31-1, 1)}, "above the limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := EncodeTableOffsets(offsets.TableOffsets{TableID: 9, Buckets: tt.buckets})
+			if err == nil {
+				t.Fatalf("encoded %s, want error", b)
+			}
+			if !errors.Is(err, ErrInvalidOffsets) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q, want ErrInvalidOffsets containing %q", err, tt.wantErr)
+			}
+			if b != nil {
+				t.Errorf("returned bytes %q with the error", b)
+			}
+		})
+	}
+	// The limit itself is accepted.
+	if _, err := EncodeTableOffsets(offsets.TableOffsets{Buckets: []offsets.BucketOffset{nb(MaxBucketID, 1)}}); err != nil {
+		t.Errorf("bucket MaxBucketID: %v", err)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want offsets.TableOffsets
+	}{
+		{"unknown keys ignored", `{"version":1,"x":{"y":[1]},"table_id":3,"bucket_offsets":[7],"z":null}`,
+			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{nb(0, 7)}}},
+		{"whitespace", " {\n\"version\" : 1 , \"table_id\" : 3 }\n", offsets.TableOffsets{TableID: 3}},
+		{"all -1", `{"version":1,"table_id":3,"bucket_offsets":[-1,-1]}`, offsets.TableOffsets{TableID: 3}},
+		{"empty array", `{"version":1,"table_id":3,"bucket_offsets":[]}`, offsets.TableOffsets{TableID: 3}},
+		{"partitions unsorted", `{"version":1,"table_id":3,"partition_offsets":[{"partition_id":9,"bucket_offsets":[1]},{"partition_id":2,"bucket_offsets":[-1,2]}]}`,
+			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{pb(2, 1, 2), pb(9, 0, 1)}}},
+		{"repeated partition merges", `{"version":1,"table_id":3,"partition_offsets":[{"partition_id":1,"bucket_offsets":[1,2]},{"partition_id":1,"bucket_offsets":[-1,5,6]}]}`,
+			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{pb(1, 0, 1), pb(1, 1, 5), pb(1, 2, 6)}}},
+		{"partition without buckets", `{"version":1,"table_id":3,"partition_offsets":[{"partition_id":1}]}`, offsets.TableOffsets{TableID: 3}},
+		{"repeated key last wins", `{"version":1,"table_id":3,"table_id":4}`, offsets.TableOffsets{TableID: 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeTableOffsets([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name, in, wantErr string
+	}{
+		{"version 2", `{"version":2,"table_id":1}`, "Unsupported version: 2"},
+		{"version 0", `{"version":0,"table_id":1}`, "Unsupported version: 0"},
+		{"both", `{"version":1,"table_id":1,"bucket_offsets":[1],"partition_offsets":[]}`, "Both bucket_offsets and partition_bucket_offsets cannot be present at the same time"},
+		{"no version", `{"table_id":1}`, "missing version"},
+		{"no table", `{"version":1}`, "missing table_id"},
+		{"string version", `{"version":"1","table_id":1}`, "version must be a 64-bit integer"},
+		{"float table", `{"version":1,"table_id":1.5}`, "table_id must be a 64-bit integer"},
+		{"huge table", `{"version":1,"table_id":9223372036854775808}`, "table_id must be a 64-bit integer"},
+		{"offset -2", `{"version":1,"table_id":1,"bucket_offsets":[-2]}`, "bucket_offsets[0] is -2"},
+		{"string offset", `{"version":1,"table_id":1,"bucket_offsets":["5"]}`, "bucket_offsets[0] must be"},
+		{"buckets not array", `{"version":1,"table_id":1,"bucket_offsets":{}}`, "bucket_offsets must be an array"},
+		{"buckets null", `{"version":1,"table_id":1,"bucket_offsets":null}`, "bucket_offsets must be an array"},
+		{"partitions null", `{"version":1,"table_id":1,"partition_offsets":null}`, "partition_offsets must be an array"},
+		{"partition entry null", `{"version":1,"table_id":1,"partition_offsets":[null]}`, "entry must be an object"},
+		{"partition entry no id", `{"version":1,"table_id":1,"partition_offsets":[{"bucket_offsets":[1]}]}`, "without partition_id"},
+		{"not object", `[1]`, "malformed"},
+		{"null", `null`, "not a JSON object"},
+		{"empty", ``, "malformed"},
+		{"trailing", `{"version":1,"table_id":1}x`, "trailing data"},
+		{"two objects", `{"version":1,"table_id":1}{}`, "trailing data"},
+		{"truncated", `{"version":1,"table_id":1`, "malformed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeTableOffsets([]byte(tt.in))
+			if err == nil {
+				t.Fatalf("decoded %+v, want error", got)
+			}
+			if !errors.Is(err, ErrMalformedOffsetsFile) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q, want ErrMalformedOffsetsFile containing %q", err, tt.wantErr)
+			}
+		})
+	}
+	long := `{"version":1,"table_id":1,"bucket_offsets":[` + strings.Repeat("-1,", MaxBucketID+1) + `-1]}`
+	if _, err := DecodeTableOffsets([]byte(long)); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("over-long array: error %v", err)
+	}
+}
+
+func FuzzDecodeTableOffsets(f *testing.F) {
+	for _, g := range goldenOffsets {
+		f.Add(readOffsetsGolden(f, g.file))
+	}
+	f.Add([]byte(`{"version":1,"table_id":3,"partition_offsets":[{"partition_id":1,"bucket_offsets":[1,2]},{"partition_id":1,"bucket_offsets":[-1,5,6]}]}`))
+	f.Add([]byte(`{"version":1,"table_id":1,"bucket_offsets":[1],"partition_offsets":[]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		t1, err := DecodeTableOffsets(b)
+		if err != nil {
+			return
+		}
+		enc, err := EncodeTableOffsets(t1)
+		if err != nil {
+			t.Fatalf("decoded %+v from %q but cannot encode it: %v", t1, b, err)
+		}
+		t2, err := DecodeTableOffsets(enc)
+		if err != nil {
+			t.Fatalf("cannot decode own encoding %q: %v", enc, err)
+		}
+		if !reflect.DeepEqual(t1, t2) {
+			t.Fatalf("round trip changed %+v into %+v (via %s)", t1, t2, enc)
+		}
+		enc2, err := EncodeTableOffsets(t2)
+		if err != nil || !bytes.Equal(enc, enc2) {
+			t.Fatalf("encoding not stable: %s vs %s (%v)", enc, enc2, err)
+		}
+	})
+}

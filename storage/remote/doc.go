@@ -1,0 +1,17 @@
+// Package remote stores the producer offsets files of a Fluss cluster in its
+// remote storage (Fluss's remote.data.dir), byte-identically to a Fluss
+// (Java) coordinator: one compact JSON file per (producer, table) at
+// {dir}/producers/{producerId}/{tableId}/{uuid}.offsets.
+//
+// It has two parts (the file's bytes are package flussjson's):
+//   - FsPath re-implements the parsing, normalisation and string form of
+//     Fluss's FsPath, because the znode stores FsPath strings and Fluss's
+//     orphan cleanup compares them with listings by string equality;
+//   - Store reads, writes, lists and deletes offsets files on the local file
+//     system, S3, OSS (S3-compatible) or in memory, through gocloud.dev/blob.
+//
+// Paths returned by the store are always fully qualified: a local directory
+// configured as a bare "/dir" still gives "file:/dir/..." (weakness W1 of the
+// Java implementation). The store refuses to read or delete anything outside
+// {dir}/producers (W10) and never writes a file Fluss would misread.
+package remote

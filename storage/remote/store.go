@@ -1,0 +1,635 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/blob/s3blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
+)
+
+// ProducersDirName is the directory under remote.data.dir that holds the
+// offsets files: {dir}/producers/{producerId}/{tableId}/{uuid}.offsets.
+const ProducersDirName = "producers"
+
+// OffsetsFileSuffix ends every offsets file name.
+const OffsetsFileSuffix = ".offsets"
+
+// Retry policy for file I/O, as Fluss's: 3 attempts, sleeping 100 ms then
+// 200 ms (doubling, capped at 1 s).
+const (
+	ioAttempts     = 3
+	ioInitialDelay = 100 * time.Millisecond
+	ioMaxDelay     = time.Second
+)
+
+// Options configures Open.
+type Options struct {
+	// S3Endpoint is the endpoint URL of an S3-compatible server, e.g.
+	// "http://127.0.0.1:9000" (https:// is assumed without a scheme).
+	// Required for oss://. Empty for AWS S3.
+	S3Endpoint string
+	// S3Region defaults to us-east-1.
+	S3Region string
+	// S3AccessKey and S3SecretKey are static credentials. When both are
+	// empty the AWS SDK's default credential chain is used.
+	S3AccessKey string
+	S3SecretKey string
+	// S3PathStyle addresses buckets as endpoint/bucket rather than
+	// bucket.endpoint, as most S3-compatible servers need.
+	S3PathStyle bool
+
+	// GCS configures gs://; Azure configures abfs://, abfss://, wasb:// and
+	// wasbs:// (see cloud.go).
+	GCS   GCSOptions
+	Azure AzureOptions
+
+	// Bucket, if set, is used instead of opening one from remoteDataDir;
+	// keys are still laid out as remoteDataDir says (for s3://b/p the
+	// bucket root is b's root; for a local dir it is the dir itself). The
+	// store does not close an injected bucket, and removes no local
+	// directories through it.
+	Bucket *blob.Bucket
+	// Logger is the parent logger; the store logs to its "remote" sub-logger.
+	Logger hclog.Logger
+	// NewUUID names new offsets files; it defaults to a random (v4),
+	// lower-case UUID.
+	NewUUID func() string
+	// Sleep waits between I/O retries; it defaults to a context-aware timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Observer, if set, counts the driver panics the store contains (see
+	// guard.go).
+	Observer Observer
+	// AttemptTimeout, if positive, bounds each try of a read, write, delete
+	// or listing; a try that runs out fails with storeerr.ErrTimeout and is
+	// retried like any transient failure. Zero: only the caller's context
+	// bounds it.
+	AttemptTimeout time.Duration
+}
+
+// Store reads and writes producer offsets files under one Fluss
+// remote.data.dir. It is safe for concurrent use.
+type Store struct {
+	dir       FsPath // qualified remote.data.dir
+	producers FsPath // dir joined with "producers"
+	// producersKey is the bucket key prefix of the producers directory,
+	// ending in "/".
+	producersKey string
+	bucket       *blob.Bucket
+	ownsBucket   bool
+	// localProducers is the producers directory on the local file system
+	// when the store opened a fileblob bucket itself, else "".
+	localProducers string
+	log            hclog.Logger
+	// driver names the gocloud.dev driver beneath bucket, for logs and
+	// metrics; obs counts what the store contains (nil: nothing).
+	driver         string
+	obs            Observer
+	attemptTimeout time.Duration
+	newUUID        func() string
+	sleep          func(ctx context.Context, d time.Duration) error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the store for remoteDataDir, Fluss's remote.data.dir, which may
+// be:
+//   - a local directory, "file:///abs/dir", "file:/abs/dir" or a bare
+//     "/abs/dir"; it is created if missing. Paths are always returned
+//     qualified as "file:/abs/dir/..." (see W1);
+//   - "s3://bucket/prefix" (also s3a://), through the S3 options;
+//   - "oss://bucket/prefix", "cosn://bucket/prefix" and "obs://bucket/prefix",
+//     through their S3-compatible S3Endpoint, which is then required;
+//   - "gs://bucket/prefix", through the GCS options;
+//   - "abfs[s]://container@account.dfs.core.windows.net/prefix" and
+//     "wasb[s]://container@account.blob.core.windows.net/prefix", through
+//     the Azure options;
+//   - "mem://", a fresh in-memory bucket for tests; its paths look like
+//     "mem:/producers/p/1/u.offsets".
+func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, error) {
+	dir, err := ParseFsPath(remoteDataDir)
+	if err != nil {
+		return nil, fmt.Errorf("remote: remote.data.dir: %w", err)
+	}
+	s := &Store{
+		log:            opts.Logger,
+		newUUID:        opts.NewUUID,
+		sleep:          opts.Sleep,
+		bucket:         opts.Bucket,
+		obs:            opts.Observer,
+		attemptTimeout: opts.AttemptTimeout,
+		driver:         driverName(dir.Scheme),
+	}
+	if opts.Bucket != nil {
+		s.driver = "injected"
+	}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	s.log = s.log.Named("remote")
+	if s.newUUID == nil {
+		s.newUUID = uuid.NewString
+	}
+	if s.sleep == nil {
+		s.sleep = sleepContext
+	}
+	// rootPath is the FsPath path of the bucket's root.
+	rootPath := ""
+	switch scheme := strings.ToLower(dir.Scheme); scheme {
+	case "", "file":
+		if dir.Authority != "" {
+			return nil, fmt.Errorf("remote: remote.data.dir %q: a local path must not have an authority (%q); use file:///path", remoteDataDir, dir.Authority)
+		}
+		if !dir.IsAbs() || hasDotDot(dir.Path) {
+			return nil, fmt.Errorf("remote: remote.data.dir %q: a local path must be absolute", remoteDataDir)
+		}
+		// Qualify with the file scheme, as a Java coordinator's listing does.
+		dir.Scheme = "file"
+		root := filepath.Clean(filepath.FromSlash(dir.Path))
+		rootPath = dir.Path
+		if s.bucket == nil {
+			b, err := fileblob.OpenBucket(root, &fileblob.Options{
+				CreateDir: true,
+				// Temporary files next to the target: a rename across file
+				// systems would fail.
+				NoTempDir: true,
+				// Files hold exactly the JSON bytes; no .attrs sidecars.
+				Metadata: fileblob.MetadataDontWrite,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("remote: open local directory %s: %w", root, err)
+			}
+			s.bucket, s.ownsBucket = b, true
+			s.localProducers = filepath.Join(root, ProducersDirName)
+		}
+	case "s3", "s3a", "oss", "cosn", "obs", "gs", "abfs", "abfss", "wasb", "wasbs":
+		if dir.Authority == "" {
+			return nil, fmt.Errorf("remote: remote.data.dir %q: no bucket name", remoteDataDir)
+		}
+		if hasDotDot(dir.Path) {
+			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
+		}
+		if s.bucket == nil {
+			var b *blob.Bucket
+			err := s.guard("open", func() (err error) {
+				b, err = openObjectStore(ctx, scheme, dir, remoteDataDir, opts)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			s.bucket, s.ownsBucket = b, true
+		}
+	case "mem":
+		if hasDotDot(dir.Path) {
+			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
+		}
+		if s.bucket == nil {
+			s.bucket, s.ownsBucket = memblob.OpenBucket(nil), true
+		}
+	default:
+		return nil, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss, cosn, obs, gs, abfs, abfss, wasb, wasbs or mem)", remoteDataDir, dir.Scheme)
+	}
+	s.dir = dir
+	s.producers = dir.Join(ProducersDirName)
+	rel := strings.TrimPrefix(s.producers.Path, strings.TrimSuffix(rootPath, "/"))
+	s.producersKey = strings.TrimPrefix(rel, "/") + "/"
+	if s.localProducers != "" {
+		if err := os.MkdirAll(s.localProducers, 0o777); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("remote: create %s: %w", s.localProducers, err)
+		}
+	}
+	s.log.Debug("opened remote store", "dir", s.dir.String(), "producers", s.producers.String())
+	return s, nil
+}
+
+func hasDotDot(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "..")
+}
+
+func openS3(ctx context.Context, bucketName string, opts Options) (*blob.Bucket, error) {
+	region := opts.S3Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	var cfg aws.Config
+	if opts.S3AccessKey != "" || opts.S3SecretKey != "" {
+		cfg = aws.Config{
+			Region:      region,
+			Credentials: credentials.NewStaticCredentialsProvider(opts.S3AccessKey, opts.S3SecretKey, ""),
+		}
+	} else {
+		var err error
+		cfg, err = config.LoadDefaultConfig(ctx, config.WithRegion(region))
+		if err != nil {
+			return nil, fmt.Errorf("remote: load AWS configuration: %w", err)
+		}
+	}
+	endpoint := opts.S3Endpoint
+	if endpoint != "" && !strings.Contains(endpoint, "://") {
+		endpoint = "https://" + endpoint
+	}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = opts.S3PathStyle
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+			// Many S3-compatible servers do not support the SDK's default
+			// request checksums.
+			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		}
+	})
+	bopts := &s3blob.Options{}
+	if endpoint != "" {
+		bopts.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+	}
+	b, err := s3blob.OpenBucket(ctx, client, bucketName, bopts)
+	if err != nil {
+		return nil, fmt.Errorf("remote: open bucket %q: %w", bucketName, err)
+	}
+	return b, nil
+}
+
+// Dir returns the qualified remote.data.dir.
+func (s *Store) Dir() FsPath { return s.dir }
+
+// ProducersDir returns {dir}/producers.
+func (s *Store) ProducersDir() FsPath { return s.producers }
+
+// Close releases the bucket if the store opened it. It is idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.ownsBucket {
+			s.closeErr = s.guard("close", s.bucket.Close)
+		}
+	})
+	return s.closeErr
+}
+
+// WriteOffsets writes t to a new file
+// {dir}/producers/{producerID}/{tableId}/{uuid}.offsets and returns its fully
+// qualified FsPath string, the value for the znode's offsets_path. Offsets
+// that cannot be encoded are refused before anything is written.
+func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error) {
+	if err := checkProducerID(producerID); err != nil {
+		return "", err
+	}
+	data, err := flussjson.EncodeTableOffsets(t)
+	if err != nil {
+		return "", err
+	}
+	name := s.newUUID() + OffsetsFileSuffix
+	if err := checkSegment(name); err != nil {
+		return "", err
+	}
+	rel := producerID + "/" + strconv.FormatInt(t.TableID, 10) + "/" + name
+	key := s.producersKey + rel
+	path := s.producers.String() + "/" + rel
+	err = s.retry(ctx, "write "+path, true, func(ctx context.Context) error {
+		return s.guard("write", func() error {
+			return s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
+		})
+	})
+	if err != nil {
+		// Nothing names the file yet; a failed write must not leave a
+		// partial one (a full disk leaves zero-byte files otherwise).
+		derr := s.guard("delete", func() error { return s.bucket.Delete(context.WithoutCancel(ctx), key) })
+		if derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
+			s.log.Warn("could not remove a failed offsets file", "path", path, "error", derr)
+		}
+		return "", classified(fmt.Errorf("remote: write offsets file %s: %w", path, err))
+	}
+	s.log.Debug("wrote offsets file", "producer_id", producerID, "path", path)
+	return path, nil
+}
+
+// PlannedPath returns a path of the length WriteOffsets returns for this
+// producer and table (with an all-zero UUID), for size checks before any
+// file is written.
+func (s *Store) PlannedPath(producerID string, tableID int64) string {
+	return s.producers.String() + "/" + producerID + "/" + strconv.FormatInt(tableID, 10) + "/" +
+		"00000000-0000-0000-0000-000000000000" + OffsetsFileSuffix
+}
+
+// ReadOffsets reads and decodes the offsets file at offsetsPath, which may
+// be in any form a coordinator stores for a file of this store (for a local
+// store "file:/x/...", "file:///x/..." or a bare "/x/..."). A path outside
+// the producers directory is refused (ErrOutsidePath); a missing file gives
+// an error matching storage.ErrNotFound.
+func (s *Store) ReadOffsets(ctx context.Context, offsetsPath string) (offsets.TableOffsets, error) {
+	key, err := s.fileKey(offsetsPath)
+	if err != nil {
+		return offsets.TableOffsets{}, err
+	}
+	var data []byte
+	err = s.retry(ctx, "read "+offsetsPath, false, func(ctx context.Context) error {
+		return s.guard("read", func() error {
+			var rerr error
+			data, rerr = s.bucket.ReadAll(ctx, key)
+			return rerr
+		})
+	})
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return offsets.TableOffsets{}, fmt.Errorf("remote: %w: %s", storage.ErrNotFound, offsetsPath)
+	}
+	if err != nil {
+		return offsets.TableOffsets{}, classified(fmt.Errorf("remote: read offsets file %s: %w", offsetsPath, err))
+	}
+	t, err := flussjson.DecodeTableOffsets(data)
+	if err != nil {
+		return offsets.TableOffsets{}, storeerr.New(storeerr.ErrCorrupt, false, fmt.Errorf("remote: offsets file %s: %w", offsetsPath, err))
+	}
+	return t, nil
+}
+
+// Qualify returns the fully qualified form (the one WriteOffsets returns and
+// the listings use) of offsetsPath, any form ReadOffsets accepts. Orphan
+// cleanup should compare qualified forms: a Java coordinator with a bare
+// local remote.data.dir stores "/dir/..." but lists "file:/dir/..." (W1).
+// A path outside the store gives ErrOutsidePath.
+func (s *Store) Qualify(offsetsPath string) (string, error) {
+	key, err := s.fileKey(offsetsPath)
+	if err != nil {
+		return "", err
+	}
+	return s.producers.String() + "/" + strings.TrimPrefix(key, s.producersKey), nil
+}
+
+// DeleteOffsets deletes the offsets file at offsetsPath (any form
+// ReadOffsets accepts). A missing file is not an error; a path outside the
+// producers directory is refused.
+func (s *Store) DeleteOffsets(ctx context.Context, offsetsPath string) error {
+	key, err := s.fileKey(offsetsPath)
+	if err != nil {
+		return err
+	}
+	err = s.retry(ctx, "delete "+offsetsPath, false, func(ctx context.Context) error {
+		return s.guard("delete", func() error { return s.bucket.Delete(ctx, key) })
+	})
+	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return classified(fmt.Errorf("remote: delete offsets file %s: %w", offsetsPath, err))
+	}
+	s.log.Debug("deleted offsets file", "path", offsetsPath)
+	return nil
+}
+
+// ListProducerDirs returns the sorted names of the directories directly
+// under the producers directory (none if it does not exist). On a local
+// store empty directories are included; an object store has none.
+func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
+	var names []string
+	if s.localProducers != "" {
+		entries, err := os.ReadDir(s.localProducers)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("remote: list %s: %w", s.producers, err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				names = append(names, e.Name())
+			}
+		}
+		return names, nil
+	}
+	err := s.retry(ctx, "list "+s.producers.String(), false, func(ctx context.Context) error {
+		names = names[:0]
+		return s.eachObject(ctx, &blob.ListOptions{Prefix: s.producersKey, Delimiter: "/"}, func(obj *blob.ListObject) {
+			if obj.IsDir {
+				names = append(names, strings.TrimSuffix(strings.TrimPrefix(obj.Key, s.producersKey), "/"))
+			}
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("remote: list %s: %w", s.producers, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// ListProducerFiles returns the files in the table directories of producer
+// producerID, i.e. {dir}/producers/{producerID}/{table}/{file}, sorted by
+// path. Entries at other depths are not reported. On a local store a write in
+// progress shows as a "<name>.offsets.<hex>.tmp" file.
+func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]storage.FileInfo, error) {
+	if err := checkSegment(producerID); err != nil {
+		return nil, err
+	}
+	prefix := s.producersKey + producerID + "/"
+	base := s.producers.String() + "/" + producerID + "/"
+	var files []storage.FileInfo
+	err := s.retry(ctx, "list "+base, false, func(ctx context.Context) error {
+		files = files[:0]
+		return s.eachObject(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) {
+			rel := strings.TrimPrefix(obj.Key, prefix)
+			table, name, ok := strings.Cut(rel, "/")
+			if obj.IsDir || !ok || table == "" || name == "" || strings.Contains(name, "/") {
+				return
+			}
+			files = append(files, storage.FileInfo{Path: base + rel, TableDir: table, ModTime: obj.ModTime})
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("remote: list %s: %w", base, err)
+	}
+	slices.SortFunc(files, func(a, b storage.FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
+}
+
+// PruneEmptyDirs removes the empty table directories of producer
+// producerID, then the producer directory if it is empty too, and reports
+// whether the producer directory is gone. Only a local store has real
+// directories; on an object store it only reports whether any object is left.
+func (s *Store) PruneEmptyDirs(ctx context.Context, producerID string) (bool, error) {
+	if err := checkSegment(producerID); err != nil {
+		return false, err
+	}
+	if s.localProducers == "" {
+		files, err := s.ListProducerFiles(ctx, producerID)
+		return len(files) == 0, err
+	}
+	pdir := filepath.Join(s.localProducers, producerID)
+	entries, err := os.ReadDir(pdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("remote: list %s: %w", pdir, err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := removeEmptyDir(filepath.Join(pdir, e.Name())); err != nil {
+				return false, err
+			}
+		}
+	}
+	return removeEmptyDir(pdir)
+}
+
+// removeEmptyDir removes dir if it is empty and reports whether it is gone.
+func removeEmptyDir(dir string) (bool, error) {
+	err := os.Remove(dir)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	case isNotEmpty(dir):
+		return false, nil
+	default:
+		return false, fmt.Errorf("remote: remove directory %s: %w", dir, err)
+	}
+}
+
+func isNotEmpty(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
+}
+
+// fileKey maps an offsets file path to its bucket key. It accepts only a
+// file directly inside a table directory of a producer directory of this
+// store: {producers}/{producer}/{table}/{file}.
+func (s *Store) fileKey(offsetsPath string) (string, error) {
+	p, err := ParseFsPath(offsetsPath)
+	if err != nil {
+		return "", fmt.Errorf("remote: %w: %s: %v", ErrOutsidePath, offsetsPath, err)
+	}
+	var sameFS bool
+	if s.dir.Scheme == "file" {
+		sameFS = (p.Scheme == "" || strings.EqualFold(p.Scheme, "file")) && p.Authority == ""
+	} else {
+		sameFS = strings.EqualFold(p.Scheme, s.dir.Scheme) && p.Authority == s.dir.Authority
+	}
+	prefix := strings.TrimSuffix(s.producers.Path, "/") + "/"
+	rel, under := strings.CutPrefix(p.Path, prefix)
+	if !sameFS || !under {
+		return "", fmt.Errorf("remote: %w: %s is not under %s", ErrOutsidePath, offsetsPath, s.producers)
+	}
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("remote: %w: %s is not a file in a table directory of %s", ErrOutsidePath, offsetsPath, s.producers)
+	}
+	for _, part := range parts {
+		if checkSegment(part) != nil {
+			return "", fmt.Errorf("remote: %w: %s is not a file in a table directory of %s", ErrOutsidePath, offsetsPath, s.producers)
+		}
+	}
+	return s.producersKey + rel, nil
+}
+
+// retry runs f up to ioAttempts times while it fails with a retriable error
+// (or, for writes, NotFound: a concurrent cleanup may remove a temporary
+// file or directory mid-write).
+func (s *Store) retry(ctx context.Context, op string, retryNotFound bool, f func(ctx context.Context) error) error {
+	delay := ioInitialDelay
+	for attempt := 1; ; attempt++ {
+		err := s.attempt(ctx, f)
+		if err == nil {
+			return nil
+		}
+		var panicked *DriverPanicError
+		retriable := (IsRetriable(err) || (retryNotFound && gcerrors.Code(err) == gcerrors.NotFound)) && !errors.As(err, &panicked)
+		if attempt >= ioAttempts || !retriable || ctx.Err() != nil {
+			return err
+		}
+		s.log.Warn("remote storage operation failed, retrying", "op", op, "attempt", attempt, "error", err)
+		if serr := s.sleep(ctx, delay); serr != nil {
+			return errors.Join(err, serr)
+		}
+		delay = min(2*delay, ioMaxDelay)
+	}
+}
+
+// attempt runs one try of f, bounded by the attempt timeout if there is
+// one: the object store SDKs set no overall deadline of their own, so a
+// server that accepts a request and never answers would otherwise hold it
+// (and whatever lock its caller holds) for as long as ctx allows, which for
+// cleanup is forever.
+func (s *Store) attempt(ctx context.Context, f func(ctx context.Context) error) error {
+	if s.attemptTimeout <= 0 {
+		return f(ctx)
+	}
+	actx, cancel := context.WithTimeout(ctx, s.attemptTimeout)
+	defer cancel()
+	return f(actx)
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// checkProducerID accepts the producer ids Fluss accepts (§7.4): 1 to 200
+// ASCII letters, digits, '_' or '-'.
+func checkProducerID(id string) error {
+	if id == "" || len(id) > 200 {
+		return fmt.Errorf("remote: %w: producer id %q", ErrInvalidName, id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !isAlpha(c) && !('0' <= c && c <= '9') && c != '_' && c != '-' {
+			return fmt.Errorf("remote: %w: producer id %q", ErrInvalidName, id)
+		}
+	}
+	return nil
+}
+
+// checkSegment accepts a name usable as one path segment.
+func checkSegment(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return fmt.Errorf("remote: %w: %q", ErrInvalidName, name)
+	}
+	return nil
+}
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// eachObject calls fn for every object of one listing.
+func (s *Store) eachObject(ctx context.Context, opts *blob.ListOptions, fn func(*blob.ListObject)) error {
+	return s.guard("list", func() error { return s.listEach(ctx, opts, fn) })
+}
+
+func (s *Store) listEach(ctx context.Context, opts *blob.ListOptions, fn func(*blob.ListObject)) error {
+	it := s.bucket.List(opts)
+	for {
+		obj, err := it.Next(ctx)
+		if isEOF(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fn(obj)
+	}
+}

@@ -1,0 +1,348 @@
+package snapcache
+
+import (
+	"context"
+
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
+)
+
+// snapshots is the SnapshotStore decorator.
+type snapshots struct{ c *Cache }
+
+// snapFlight is one znode read in flight, shared by the readers that
+// arrived while it was.
+type snapFlight struct {
+	done chan struct{}
+	// set before the read, read under Cache.mu
+	epoch    uint64
+	watching bool
+	// invalidated: a notification or write for the id arrived while the
+	// read was in flight (under Cache.mu)
+	invalidated bool
+	// the reply, written before done is closed
+	snap  offsets.Snapshot
+	inc   offsets.Incarnation
+	found bool
+	err   error
+}
+
+func (s snapshots) CheckSnapshot(producerID string, snap offsets.Snapshot) error {
+	return s.c.inner.CheckSnapshot(producerID, snap)
+}
+
+// GetSnapshot serves the znode from memory when it is cached, else shares a
+// read already in flight that was sent under the watch and that no
+// notification for the id has detached since, else reads it. Either way the
+// answer is as current as the session: after a sync (readindex), current
+// for every write committed before the sync. The returned Tables are shared, as ReadOffsets' Buckets
+// are: callers must not modify them (the registry only reads them).
+func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	return s.get(ctx, producerID, s.c.inner.GetSnapshot, false)
+}
+
+// GetSnapshotLinear reads the znode as it stands after a sync sent after
+// the call (storage.LinearReads). When the znode is cached, or a read of
+// it that the watch covers is in flight, it waits for wait (a shared sync)
+// and answers as GetSnapshot does: the memory, or that read, is then
+// current (docs/cache.md). Otherwise it reads through with a sync of its
+// own (the inner store's LinearReads, which sends both at once, else a
+// sync and then a read), never from memory or a read already in flight,
+// which may both be older than that sync; the reply is cached, and shared
+// with readers arriving while it is in flight, as GetSnapshot's are.
+func (s snapshots) GetSnapshotLinear(ctx context.Context, producerID string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	c := s.c
+	c.mu.Lock()
+	_, held := c.items[key{name: producerID}]
+	f, reading := c.snapFlights[producerID]
+	shared := held || (reading && f.watching && f.epoch == c.epoch)
+	c.mu.Unlock()
+	if shared && wait != nil {
+		if err := wait(ctx); err != nil {
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+		}
+		return s.GetSnapshot(ctx, producerID)
+	}
+	read := func(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+		if err := c.inner.Sync(ctx); err != nil {
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+		}
+		return c.inner.GetSnapshot(ctx, id)
+	}
+	if lr, ok := c.inner.(storage.LinearReads); ok {
+		read = func(ctx context.Context, id string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+			return lr.GetSnapshotLinear(ctx, id, nil)
+		}
+	}
+	return s.get(ctx, producerID, read, true)
+}
+
+// get is GetSnapshot with read as the store's read; fresh skips memory and
+// reads in flight.
+func (s snapshots) get(ctx context.Context, producerID string, read func(context.Context, string) (offsets.Snapshot, offsets.Incarnation, bool, error), fresh bool) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	c := s.c
+	k := key{name: producerID}
+	for {
+		c.mu.Lock()
+		if e, ok := c.getLocked(k); ok && !fresh {
+			c.mu.Unlock()
+			c.hits.Add(1)
+			return e.snap, e.inc, e.found, nil
+		}
+		f, joined := c.snapFlights[producerID]
+		if joined && (fresh || !(f.watching && f.epoch == c.epoch)) {
+			// A read sent while no watch covered it may be older than a
+			// sync this reader waited for (readindex), and no notification
+			// would have detached it: read afresh, and let later readers
+			// share this newer read instead.
+			joined = false
+		}
+		if !joined {
+			f = &snapFlight{done: make(chan struct{}), epoch: c.epoch, watching: c.watching}
+			c.snapFlights[producerID] = f
+		}
+		c.mu.Unlock()
+
+		if !joined {
+			c.misses.Add(1)
+			snap, inc, found, err := read(ctx, producerID)
+			c.mu.Lock()
+			if c.snapFlights[producerID] == f {
+				delete(c.snapFlights, producerID)
+			}
+			if err == nil && f.watching && !f.invalidated && f.epoch == c.epoch {
+				c.putLocked(&entry{key: k, size: snapSize(producerID, snap), snap: snap, inc: inc, found: found})
+			}
+			c.mu.Unlock()
+			f.snap, f.inc, f.found, f.err = snap, inc, found, err
+			close(f.done)
+			return snap, inc, found, err
+		}
+
+		c.shared.Add(1)
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return offsets.Snapshot{}, offsets.Incarnation{}, false,
+				storeerr.New(storeerr.ErrTimeout, false, ctx.Err())
+		}
+		if f.err != nil && retryable(f.err) && ctx.Err() == nil {
+			continue // the reader that sent it gave up; read again
+		}
+		return f.snap, f.inc, f.found, f.err
+	}
+}
+
+// HoldsSnapshot reports whether the znode's state is cached, without
+// counting a hit.
+func (s snapshots) HoldsSnapshot(producerID string) bool {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	_, ok := s.c.items[key{name: producerID}]
+	return ok
+}
+
+// CachedSnapshot returns the znode's cached state, without any I/O or
+// waiting (storage.CachedSnapshots): ok is false when it is not cached.
+// The token is the entry's own, set when it was cached.
+func (s snapshots) CachedSnapshot(producerID string) (offsets.Snapshot, uint64, bool, bool) {
+	c := s.c
+	c.mu.Lock()
+	e, ok := c.getLocked(key{name: producerID})
+	c.mu.Unlock()
+	if !ok {
+		return offsets.Snapshot{}, 0, false, false
+	}
+	c.hits.Add(1)
+	return e.snap, e.token, e.found, true
+}
+
+// The writes remove the entry before they are sent (so that a read in
+// flight is not cached) and after they return (so that the next read goes
+// to ZooKeeper), whatever the outcome: applied, not applied or unknown.
+
+func (s snapshots) CreateSnapshot(ctx context.Context, producerID string, snap offsets.Snapshot) (bool, error) {
+	s.c.invalidate(producerID)
+	defer s.c.invalidate(producerID)
+	return s.c.inner.CreateSnapshot(ctx, producerID, snap)
+}
+
+func (s snapshots) ReplaceSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation, snap offsets.Snapshot) (bool, error) {
+	s.c.invalidate(producerID)
+	defer s.c.invalidate(producerID)
+	return s.c.inner.ReplaceSnapshotIf(ctx, producerID, inc, snap)
+}
+
+func (s snapshots) DeleteSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation) (bool, error) {
+	s.c.invalidate(producerID)
+	defer s.c.invalidate(producerID)
+	return s.c.inner.DeleteSnapshotIf(ctx, producerID, inc)
+}
+
+// Sync passes through and keeps every entry: when the session's sync
+// returns, the notifications for every write committed before it have
+// already removed the entries those writes changed, and updated the index
+// (docs/cache.md), so what is left is current. A lost connection, which
+// could have dropped notifications, drops everything on its own (lose).
+// The registry's reads after a Sync, and the read barrier (readindex), rest
+// on this.
+func (s snapshots) Sync(ctx context.Context) error {
+	return s.c.inner.Sync(ctx)
+}
+
+// KnownAbsent reports, without any I/O or waiting, whether the producer is
+// known to have no snapshot: absent from the index of producer ids
+// (index.go) and not cached. False means unknown, not present
+// (storage.AbsenceHints).
+func (s snapshots) KnownAbsent(producerID string) bool {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	if _, cached := s.c.items[key{name: producerID}]; cached {
+		return false // GetSnapshot answers from the entry
+	}
+	if s.c.knownAbsentLocked(producerID) {
+		s.c.absentHits.Add(1)
+		return true
+	}
+	return false
+}
+
+func (s snapshots) ListProducerIDs(ctx context.Context) ([]string, error) {
+	return s.c.inner.ListProducerIDs(ctx)
+}
+
+// files is the FileStore decorator.
+type files struct{ c *Cache }
+
+type fileFlight struct {
+	done        chan struct{}
+	invalidated bool // a delete through the cache started meanwhile
+	t           offsets.TableOffsets
+	err         error
+}
+
+func (f files) PlannedPath(producerID string, tableID int64) string {
+	return f.c.innerFiles.PlannedPath(producerID, tableID)
+}
+
+// WriteOffsets writes the file and, once it is written, caches its content
+// as a read would return it (TableOffsets.InFileOrder):
+// the GETs that poll for a snapshot being registered read nothing but its
+// znode. A file's name is new and its content never changes, so no read of
+// it can be in flight or cached already.
+func (f files) WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error) {
+	path, err := f.c.innerFiles.WriteOffsets(ctx, producerID, t)
+	if err == nil {
+		f.c.putWritten(path, t)
+	}
+	return path, err
+}
+
+// putWritten caches a file just written with content t, if it fits.
+func (c *Cache) putWritten(path string, t offsets.TableOffsets) {
+	size := fileSize(path, t)
+	if size > c.maxBytes {
+		return
+	}
+	read := t.InFileOrder()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, reading := c.fileFlights[path]; !reading {
+		c.putLocked(&entry{key: key{file: true, name: path}, size: size, file: read})
+	}
+}
+
+// ReadOffsets serves a file from memory when it is cached. A file's content
+// never changes, so it stays cached until evicted or deleted through the
+// cache. Errors are never cached. The returned Buckets are shared: callers
+// must not modify them.
+func (f files) ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error) {
+	c := f.c
+	k := key{file: true, name: path}
+	for {
+		c.mu.Lock()
+		if e, ok := c.getLocked(k); ok {
+			c.mu.Unlock()
+			c.hits.Add(1)
+			return e.file, nil
+		}
+		fl, joined := c.fileFlights[path]
+		if !joined {
+			fl = &fileFlight{done: make(chan struct{})}
+			c.fileFlights[path] = fl
+		}
+		c.mu.Unlock()
+
+		if !joined {
+			c.misses.Add(1)
+			t, err := c.innerFiles.ReadOffsets(ctx, path)
+			c.mu.Lock()
+			if c.fileFlights[path] == fl {
+				delete(c.fileFlights, path)
+			}
+			if err == nil && !fl.invalidated {
+				c.putLocked(&entry{key: k, size: fileSize(path, t), file: t})
+			}
+			c.mu.Unlock()
+			fl.t, fl.err = t, err
+			close(fl.done)
+			return t, err
+		}
+
+		c.shared.Add(1)
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return offsets.TableOffsets{}, storeerr.New(storeerr.ErrTimeout, false, ctx.Err())
+		}
+		if fl.err != nil && retryable(fl.err) && ctx.Err() == nil {
+			continue
+		}
+		return fl.t, fl.err
+	}
+}
+
+// DeleteOffsets forgets the file, then deletes it.
+func (f files) DeleteOffsets(ctx context.Context, path string) error {
+	f.c.forgetFile(path)
+	defer f.c.forgetFile(path)
+	return f.c.innerFiles.DeleteOffsets(ctx, path)
+}
+
+func (c *Cache) forgetFile(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key{file: true, name: path}]; ok {
+		c.removeLocked(el)
+		c.invalidations.Add(1)
+	}
+	if fl, ok := c.fileFlights[path]; ok {
+		fl.invalidated = true
+		delete(c.fileFlights, path)
+	}
+}
+
+// CachedOffsets returns a file's content if it is cached, without any I/O
+// or waiting (storage.CachedFiles). The returned Buckets are shared.
+func (f files) CachedOffsets(path string) (offsets.TableOffsets, bool) {
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.getLocked(key{file: true, name: path})
+	if !ok {
+		return offsets.TableOffsets{}, false
+	}
+	c.hits.Add(1)
+	return e.file, true
+}
+
+// The decorators offer the registry what it looks for.
+var (
+	_ storage.SnapshotStore   = snapshots{}
+	_ storage.CachedSnapshots = snapshots{}
+	_ storage.LinearReads     = snapshots{}
+	_ storage.AbsenceHints    = snapshots{}
+	_ storage.FileStore       = files{}
+	_ storage.CachedFiles     = files{}
+)

@@ -1,0 +1,42 @@
+package zk
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
+)
+
+// TestErrorClasses pins the storeerr class and outcome of each kind of
+// ZooKeeper failure.
+func TestErrorClasses(t *testing.T) {
+	cases := []struct {
+		op      string
+		err     error
+		class   error
+		unknown bool
+	}{
+		{"create", gozk.ErrConnectionClosed, storeerr.ErrUnavailable, true},
+		{"create", gozk.ErrSessionExpired, storeerr.ErrUnavailable, true},
+		{"create", gozk.ErrNoServer, storeerr.ErrUnavailable, false},
+		{"create", context.DeadlineExceeded, storeerr.ErrTimeout, true},
+		{"create", context.Canceled, storeerr.ErrUnavailable, true},
+		{"create", fmt.Errorf("%w: %w", errNotSent, context.Canceled), storeerr.ErrUnavailable, false},
+		{"get", gozk.ErrConnectionClosed, storeerr.ErrUnavailable, false},
+		{"set", gozk.ErrNoAuth, storeerr.ErrPermission, false},
+		{"create", gozk.ErrNodeExists, nil, false},
+		{"delete", gozk.ErrBadVersion, nil, false},
+	}
+	for _, c := range cases {
+		err := classify(c.op, "/p", c.err)
+		if got := storeerr.Classify(err); got != c.class {
+			t.Errorf("%s %v: class %v, want %v", c.op, c.err, got, c.class)
+		}
+		if got := storeerr.OutcomeUnknown(err); got != c.unknown {
+			t.Errorf("%s %v: unknown %v, want %v", c.op, c.err, got, c.unknown)
+		}
+	}
+}
