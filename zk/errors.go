@@ -96,18 +96,25 @@ func classify(op, path string, err error) error {
 		class = ErrNodeExists
 	case errors.Is(err, gozk.ErrBadVersion):
 		class = ErrBadVersion
-	case errors.Is(err, context.DeadlineExceeded):
-		class = ErrUnavailable
-	case errors.Is(err, gozk.ErrConnectionClosed),
-		errors.Is(err, gozk.ErrSessionExpired),
-		errors.Is(err, gozk.ErrNoServer),
-		errors.Is(err, gozk.ErrClosing),
-		errors.Is(err, gozk.ErrSessionMoved),
-		errors.Is(err, errClientClosed),
-		errors.Is(err, context.Canceled):
+	case errors.Is(err, context.DeadlineExceeded), lostConnection(err):
 		class = ErrUnavailable
 	}
 	return &OpError{Op: op, Path: path, Class: class, Err: err, Store: storeClass(err)}
+}
+
+// lostConnection reports a call that failed for want of a usable session:
+// the connection was lost or closed, no server could be reached, the
+// session expired or moved, the client was closed, or the caller gave up.
+func lostConnection(err error) bool {
+	for _, target := range []error{
+		gozk.ErrConnectionClosed, gozk.ErrSessionExpired, gozk.ErrNoServer,
+		gozk.ErrClosing, gozk.ErrSessionMoved, errClientClosed, context.Canceled,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // storeClass maps a go-zookeeper or context error to its storeerr class.
@@ -115,13 +122,7 @@ func storeClass(err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return storeerr.ErrTimeout
-	case errors.Is(err, gozk.ErrConnectionClosed),
-		errors.Is(err, gozk.ErrSessionExpired),
-		errors.Is(err, gozk.ErrNoServer),
-		errors.Is(err, gozk.ErrClosing),
-		errors.Is(err, gozk.ErrSessionMoved),
-		errors.Is(err, errClientClosed),
-		errors.Is(err, context.Canceled):
+	case lostConnection(err):
 		return storeerr.ErrUnavailable
 	case errors.Is(err, gozk.ErrNoAuth), errors.Is(err, gozk.ErrAuthFailed), errors.Is(err, gozk.ErrInvalidACL):
 		return storeerr.ErrPermission
