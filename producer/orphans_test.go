@@ -9,6 +9,8 @@ import (
 	"time"
 
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 func TestCleanupOrphans(t *testing.T) {
@@ -51,11 +53,7 @@ func TestCleanupOrphans(t *testing.T) {
 	javaFile := writeFile("java/7/00000000-0000-4000-8000-000000000005.offsets", body, old)
 	// broken: a znode that cannot be decoded (W4): its files must survive.
 	brokenFile := writeFile("broken/8/00000000-0000-4000-8000-000000000006.offsets", body, old)
-	conn, _, err := gozk.Connect([]string{zkAddr}, 10*time.Second, gozk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := zktest.RawConn(t, zkAddr)
 	acl := gozk.WorldACL(gozk.PermAll)
 	conn.Create(e.root+"/producers/java", []byte(fmt.Sprintf(`{"version":1,"expiration_time":4102444800000,"tables":[{"table_id":7,"offsets_path":"%s"}]}`, javaFile)), 0, acl)
 	if _, err := conn.Create(e.root+"/producers/broken", []byte(`{"version":2}`), 0, acl); err != nil {

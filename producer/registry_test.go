@@ -585,11 +585,7 @@ func TestManyTablesAndBuckets(t *testing.T) {
 // path the znode names, in the path form under test.
 func TestReadsSnapshotsWrittenByJava(t *testing.T) {
 	e := newEnv(t, "bare")
-	conn, _, err := gozk.Connect([]string{zkAddr}, 10*time.Second, gozk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := zktest.RawConn(t, zkAddr)
 	forms := map[string]func(p string) string{
 		"bare":       func(p string) string { return p },             // W1: Java with remote.data.dir=/tmp/...
 		"file-colon": func(p string) string { return "file:" + p },   // Java with file:///...
@@ -646,10 +642,6 @@ func TestGetOfBrokenSnapshotIsAClearError(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
 
 // TestZnodeTableOrder: the znode lists the tables in the order a Fluss
 // coordinator writes for the same request. The expected orders were printed

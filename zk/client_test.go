@@ -52,27 +52,11 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// rawConn is a plain go-zookeeper connection to check what the client wrote,
-// with full paths.
-func rawConn(t *testing.T, addr string) *gozk.Conn {
-	t.Helper()
-	conn, _, err := gozk.Connect([]string{addr}, 10*time.Second, gozk.WithLogger(nopLog{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	return conn
-}
-
-type nopLog struct{}
-
-func (nopLog) Printf(string, ...any) {}
-
 func TestClientOps(t *testing.T) {
 	ctx := testCtx(t)
 	root := zktest.UniqueRoot()
 	c := connect(t, zkAddr, root+"/") // trailing slash is normalized away
-	raw := rawConn(t, zkAddr)
+	raw := zktest.RawConn(t, zkAddr)
 
 	if c.Root() != root || c.FullPath("/x") != root+"/x" || c.FullPath("/") != root {
 		t.Fatalf("paths: %q %q", c.Root(), c.FullPath("/x"))
@@ -212,7 +196,7 @@ func TestSlashRoot(t *testing.T) {
 	if _, err := c.Create(ctx, p, []byte("1"), Persistent); err != nil {
 		t.Fatal(err)
 	}
-	if d, _, err := rawConn(t, zkAddr).Get(p); err != nil || string(d) != "1" {
+	if d, _, err := zktest.RawConn(t, zkAddr).Get(p); err != nil || string(d) != "1" {
 		t.Fatalf("%q %v", d, err)
 	}
 }
@@ -322,7 +306,7 @@ func TestSessionExpiry(t *testing.T) {
 	}
 	// An observer on a direct connection sees the ephemeral znode vanish
 	// when the server expires the client's session.
-	raw := rawConn(t, srv.Addr)
+	raw := zktest.RawConn(t, srv.Addr)
 	ok, _, gone, err := raw.ExistsW("/fluss/eph")
 	if err != nil || !ok {
 		t.Fatalf("observer: %v %v", ok, err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // TestPersistentRecursiveWatch sets the watch on a path that does not exist
@@ -24,7 +26,7 @@ func TestPersistentRecursiveWatch(t *testing.T) {
 	if err := c.AddPersistentRecursiveWatch(ctx, "/w"); err != nil {
 		t.Fatal(err)
 	}
-	raw := rawConn(t, zkAddr)
+	raw := zktest.RawConn(t, zkAddr)
 	acl := gozk.WorldACL(gozk.PermAll)
 	full := c.FullPath("/w")
 	for _, p := range []string{c.Root(), full} {
@@ -80,7 +82,7 @@ func TestOnEventBeforeReply(t *testing.T) {
 	if err := c.AddPersistentRecursiveWatch(ctx, "/w"); err != nil {
 		t.Fatal(err)
 	}
-	raw := rawConn(t, zkAddr)
+	raw := zktest.RawConn(t, zkAddr)
 	for i := range 20 {
 		if _, err := raw.Set(c.FullPath("/w/x"), []byte{byte(i)}, -1); err != nil {
 			t.Fatal(err)

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
 )
 
 // StartT starts a private server for one test (see Start) and closes it when
@@ -59,4 +62,16 @@ func run(m *testing.M, setup func(s *Server)) int {
 		setup(s)
 	}
 	return m.Run()
+}
+
+// RawConn connects a bare go-zookeeper client to addr, closed when the test
+// ends: another writer, to make and see znodes behind the sidecar's back.
+func RawConn(tb testing.TB, addr string) *gozk.Conn {
+	tb.Helper()
+	conn, _, err := gozk.Connect([]string{addr}, 10*time.Second, gozk.WithLogger(nopLogger{}), gozk.WithLogInfo(false))
+	if err != nil {
+		tb.Fatalf("zktest: connect %s: %v", addr, err)
+	}
+	tb.Cleanup(conn.Close)
+	return conn
 }

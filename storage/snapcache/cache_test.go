@@ -135,17 +135,9 @@ func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _, err := gozk.Connect([]string{zkAddr}, 10*time.Second, gozk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(raw.Close)
+	raw := zktest.RawConn(t, zkAddr)
 	return &fixture{zc: zc, store: store, files: files, cache: cache, registry: reg, raw: raw}
 }
-
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
 
 func (f *fixture) register(t *testing.T, id string, off int64) {
 	t.Helper()
@@ -471,12 +463,7 @@ func TestSessionExpiryDropsCache(t *testing.T) {
 	cut := zktest.NewCutter(t, srv.Addr)
 	f := newFixture(t, cut.Addr(), nil, func(c *zk.Config) { c.SessionTimeout = 2 * time.Second })
 	// The other client talks to the same private server.
-	raw, _, err := gozk.Connect([]string{srv.Addr}, 10*time.Second, gozk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(raw.Close)
-	f.raw = raw
+	f.raw = zktest.RawConn(t, srv.Addr)
 	ctx := testCtx(t)
 	const id = "exp"
 	f.register(t, id, 1)
@@ -491,7 +478,7 @@ func TestSessionExpiryDropsCache(t *testing.T) {
 	if _, err := f.zc.Create(ctx, "/alive", nil, zk.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
-	_, _, gone, err := raw.ExistsW(f.zc.FullPath("/alive"))
+	_, _, gone, err := f.raw.ExistsW(f.zc.FullPath("/alive"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,12 +518,7 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 	srv := zktest.StartT(t)
 	cut := zktest.NewCutter(t, srv.Addr)
 	f := newFixture(t, cut.Addr(), nil, func(c *zk.Config) { c.SessionTimeout = 30 * time.Second })
-	raw, _, err := gozk.Connect([]string{srv.Addr}, 10*time.Second, gozk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(raw.Close)
-	f.raw = raw
+	f.raw = zktest.RawConn(t, srv.Addr)
 	ctx := testCtx(t)
 	const id = "rc"
 	f.register(t, id, 1)

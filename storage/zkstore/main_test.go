@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	gozk "github.com/go-zookeeper/zk"
-
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -40,22 +38,6 @@ func connect(t *testing.T, addr, root string) *zk.Client {
 	t.Cleanup(c.Close)
 	return c
 }
-
-// rawConn is a go-zookeeper connection without the sidecar's client, to see
-// and make znodes as another writer would.
-func rawConn(t *testing.T, addr string) *gozk.Conn {
-	t.Helper()
-	conn, _, err := gozk.Connect([]string{addr}, 10*time.Second, gozk.WithLogger(nopLog{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	return conn
-}
-
-type nopLog struct{}
-
-func (nopLog) Printf(string, ...any) {}
 
 // readGolden reads a snapshot znode's golden bytes, kept beside the format.
 func readGolden(t *testing.T, name string) []byte {

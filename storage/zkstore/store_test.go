@@ -46,7 +46,7 @@ func TestCreateSnapshot(t *testing.T) {
 
 	// The znode holds exactly the Java bytes, at <root>/producers/<id>,
 	// at a data version in [1, MaxInitialVersion] (created empty and set in one multi); /producers is an empty parent.
-	raw := rawConn(t, zkAddr)
+	raw := zktest.RawConn(t, zkAddr)
 	data, st, err := raw.Get(root + "/producers/job-1")
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestDeleteSnapshotIf(t *testing.T) {
 		t.Fatal(err)
 	}
 	newer := offsets.Snapshot{ExpirationTime: 42, Tables: []offsets.FileRef{{TableID: 1, OffsetsPath: "/x"}}}
-	raw := rawConn(t, zkAddr)
+	raw := zktest.RawConn(t, zkAddr)
 	full := ps.Client().FullPath("/producers/q")
 	if _, err := raw.Create(full, flussjson.EncodeSnapshot(newer), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestReplaceSnapshotIf(t *testing.T) {
 	if deleted, err := ps.DeleteSnapshotIf(ctx, "p", inc2); err != nil || !deleted {
 		t.Fatal(deleted, err)
 	}
-	raw := rawConn(t, zkAddr)
+	raw := zktest.RawConn(t, zkAddr)
 	if _, err := raw.Create(root+"/producers/p", flussjson.EncodeSnapshot(offsets0), 0, gozk.WorldACL(gozk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
