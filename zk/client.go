@@ -548,12 +548,12 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 // smaller of the client's and the servers' buffer limits, less room for the
 // request's path and headers.
 func (c *Client) MaxWriteBytes() int {
-	return min(c.cfg.MaxBufferSize, c.cfg.ServerMaxBuffer) - requestOverhead
+	return min(c.cfg.MaxBufferSize, c.cfg.ServerMaxBuffer) - RequestOverhead
 }
 
-// requestOverhead is kept free in every request for its header, path, ACL
+// RequestOverhead is kept free in every request for its header, path, ACL
 // and the multi framing around a create.
-const requestOverhead = 4096
+const RequestOverhead = 4096
 
 // CheckWriteSize refuses, with an *OpError of storeerr class ErrTooLarge, a
 // write of size bytes of data to path that would exceed MaxWriteBytes.
@@ -561,7 +561,7 @@ func (c *Client) CheckWriteSize(path string, size int) error {
 	if limit := c.MaxWriteBytes(); size > limit {
 		return &OpError{Op: "create", Path: c.FullPath(path), Store: storeerr.ErrTooLarge,
 			Err: fmt.Errorf("%w: %d bytes, limit %d (min of zookeeper.client.max-buffer-size and the servers' jute.maxbuffer, less %d)",
-				errTooLarge, size, limit, requestOverhead)}
+				errTooLarge, size, limit, RequestOverhead)}
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ import (
 // DefaultMaxSnapshotBytes is the default znode size limit: ZooKeeper's
 // default jute.maxbuffer less the room the ZooKeeper store keeps for
 // headers.
-const DefaultMaxSnapshotBytes = zk.DefaultServerMaxBuffer - 4096
+const DefaultMaxSnapshotBytes = zk.DefaultServerMaxBuffer - zk.RequestOverhead
 
 // Options configures a Store.
 type Options struct {
