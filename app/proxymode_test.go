@@ -67,7 +67,7 @@ func TestProxyModeStaticUpstream(t *testing.T) {
 	if !keys[1003] || !keys[1053] || !keys[1054] || !keys[1055] || av.GetServerType() != fakecoord.ServerTypeCoordinator {
 		t.Fatalf("merged api versions %v, server_type %d", keys, av.GetServerType())
 	}
-	resp, err := c.CallRaw(callCtx(t), fakecoord.KeyListDatabases, 0, []byte{0x0a, 0x01, 'x'})
+	resp, err := c.CallRaw(callCtx(t), messages.KeyListDatabases, 0, []byte{0x0a, 0x01, 'x'})
 	if err != nil || resp.Type != wire.ResponseSuccess || !bytes.Equal(resp.Body, []byte{0x0a, 0x01, 'x'}) {
 		t.Fatalf("forwarded request: %v %+v", err, resp)
 	}
@@ -81,7 +81,7 @@ func TestProxyModeStaticUpstream(t *testing.T) {
 	if n := len(fake.RequestsFor(1053)); n != 0 {
 		t.Fatalf("the coordinator saw %d producer-offsets requests; the sidecar must serve them", n)
 	}
-	if n := len(fake.RequestsFor(fakecoord.KeyListDatabases)); n != 1 {
+	if n := len(fake.RequestsFor(messages.KeyListDatabases)); n != 1 {
 		t.Fatalf("the coordinator saw %d LIST_DATABASES, want 1", n)
 	}
 	md := &messages.MetadataResponse{}
@@ -130,10 +130,10 @@ func TestProxyModeDiscoverySASLAndRewrite(t *testing.T) {
 	if err := c.Call(callCtx(t), 1038, 0, auth, &messages.AuthenticateResponse{}); err != nil {
 		t.Fatalf("login: %v", err)
 	}
-	if _, err := c.CallRaw(callCtx(t), fakecoord.KeyListDatabases, 0, nil); err != nil {
+	if _, err := c.CallRaw(callCtx(t), messages.KeyListDatabases, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs := fake.RequestsFor(fakecoord.KeyListDatabases)
+	reqs := fake.RequestsFor(messages.KeyListDatabases)
 	if len(reqs) != 1 || reqs[0].Principal != "alice" {
 		t.Fatalf("the coordinator must see the client's user: %+v", reqs)
 	}

@@ -314,7 +314,7 @@ func runFaultMatrix(t *testing.T, b faultBackend) {
 			return fmt.Errorf("dial: %w", err)
 		}
 		defer c.Close()
-		key := map[string]int16{"register": 1053, "get": 1054, "delete": 1055}[op]
+		key := map[string]messages.Key{"register": 1053, "get": 1054, "delete": 1055}[op]
 		return c.Call(ctx, key, 0, req, resp)
 	}
 	register := func(id string, o offsetsOf, ttl int64) answer {

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -21,12 +22,6 @@ const (
 
 // MechanismPlain is the only SASL mechanism the sidecar implements.
 const MechanismPlain = "PLAIN"
-
-// API keys that a connection may send before it has authenticated.
-const (
-	keyAPIVersions  int16 = 1000
-	keyAuthenticate int16 = 1038
-)
 
 // Fluss's messages for authentication failures (code 46).
 const (
@@ -166,7 +161,7 @@ func (a *Authenticator) Gate(_ context.Context, s *wire.Session, h wire.RequestH
 		}
 		return nil
 	}
-	if h.APIKey == keyAPIVersions || h.APIKey == keyAuthenticate || s.Authenticated() {
+	if h.APIKey == messages.KeyAPIVersions || h.APIKey == messages.KeyAuthenticate || s.Authenticated() {
 		return nil
 	}
 	return flusserr.New(flusserr.AuthenticateException, MsgNotAuthenticated)

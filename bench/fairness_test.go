@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -38,7 +37,7 @@ func BenchmarkFairness(b *testing.B) {
 	reg := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("fair"),
 		TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(1), BucketOffsets: []*messages.PbBucketOffset{
 			{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(5)}}}}}
-	if err := good.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, reg, &messages.RegisterProducerOffsetsResponse{}); err != nil {
+	if err := good.Call(ctx, messages.KeyRegisterProducerOffsets, 0, reg, &messages.RegisterProducerOffsetsResponse{}); err != nil {
 		b.Fatal(err)
 	}
 	get := &messages.GetProducerOffsetsRequest{ProducerId: proto.String("fair")}
@@ -59,7 +58,7 @@ func BenchmarkFairness(b *testing.B) {
 				}
 			}
 			start := time.Now()
-			if err := good.Call(ctx, sidecar.KeyGetProducerOffsets, 0, get, &messages.GetProducerOffsetsResponse{}); err != nil {
+			if err := good.Call(ctx, messages.KeyGetProducerOffsets, 0, get, &messages.GetProducerOffsetsResponse{}); err != nil {
 				b.Fatal(err)
 			}
 			lat = append(lat, time.Since(start))
@@ -82,7 +81,7 @@ func BenchmarkFairness(b *testing.B) {
 		}
 		var frames []byte
 		for id := int32(1); id <= 10000; id++ {
-			frames = wire.AppendRequest(frames, wire.RequestHeader{APIKey: sidecar.KeyGetProducerOffsets, RequestID: id}, body)
+			frames = wire.AppendRequest(frames, wire.RequestHeader{APIKey: messages.KeyGetProducerOffsets, RequestID: id}, body)
 		}
 		readDone := make(chan int, 1)
 		stop := make(chan struct{})

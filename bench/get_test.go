@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkGet(b *testing.B) {
 				}
 				defer c.Close()
 				for pb.Next() {
-					r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
+					r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[0])
 					if err != nil || r.Type != wire.ResponseSuccess {
 						b.Errorf("get: %v %v", err, r.Err())
 						return

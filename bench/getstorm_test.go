@@ -24,7 +24,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -193,7 +192,7 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 			defer func() { <-sem }()
 			req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TableOffsets: twoTables()}
 			resp := &messages.RegisterProducerOffsetsResponse{}
-			if err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
+			if err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
 				errs <- fmt.Errorf("register %s: %v %v", id, err, resp)
 			}
 		}()
@@ -212,7 +211,7 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 		e.bodies = append(e.bodies, body)
 		e.zkPaths = append(e.zkPaths, root+zkstore.ProducersPath+"/"+id)
 	}
-	r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
+	r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[0])
 	if err != nil || r.Type != wire.ResponseSuccess {
 		tb.Fatalf("get: %v %v", err, r.Err())
 	}
@@ -279,7 +278,7 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 			}
 			tb.Cleanup(func() { c.Close() })
 			out[i] = func(ctx context.Context, rnd *rand.Rand) error {
-				r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[pick(rnd)])
+				r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[pick(rnd)])
 				if err != nil {
 					return err
 				}
@@ -434,7 +433,7 @@ func TestGetStormWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
+	r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[0])
 	if err != nil || r.Type != wire.ResponseSuccess {
 		t.Fatal(err)
 	}
@@ -443,7 +442,7 @@ func TestGetStormWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	want, err := s.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, e.bodies[0])
+	want, err := s.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[0])
 	if err != nil || !bytes.Equal(r.Body, want.Body) {
 		t.Fatalf("do-nothing answer %x, sidecar %x (%v)", r.Body, want.Body, err)
 	}

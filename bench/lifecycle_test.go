@@ -16,7 +16,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -81,14 +80,14 @@ func sidecarLifecycle(ctx context.Context, c *wire.Client) error {
 	id := fmt.Sprintf("bench-%d", seq.Add(1))
 	req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TableOffsets: twoTables()}
 	reg := &messages.RegisterProducerOffsetsResponse{}
-	if err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, req, reg); err != nil || reg.GetResult() != 0 {
+	if err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, req, reg); err != nil || reg.GetResult() != 0 {
 		return fmt.Errorf("register: %v %v", err, reg)
 	}
 	got := &messages.GetProducerOffsetsResponse{}
-	if err := c.Call(ctx, sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, got); err != nil || len(got.TableOffsets) != 2 {
+	if err := c.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, got); err != nil || len(got.TableOffsets) != 2 {
 		return fmt.Errorf("get: %v %v", err, got)
 	}
-	if err := c.Call(ctx, sidecar.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, nil); err != nil {
+	if err := c.Call(ctx, messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, nil); err != nil {
 		return fmt.Errorf("delete: %v", err)
 	}
 	return nil

@@ -34,10 +34,10 @@ func FuzzParseProto(f *testing.F) {
 	})
 }
 
-// FuzzParsePins: the three pin-table parsers never panic; an accepted
+// FuzzParsePins: the four pin-table parsers never panic; an accepted
 // message pin never repeats a field number within a message.
 func FuzzParsePins(f *testing.F) {
-	for _, name := range []string{"messages.pin", "api_keys.pin", "error_codes.pin"} {
+	for _, name := range []string{"messages.pin", "api_keys.pin", "api_key_names.pin", "error_codes.pin"} {
 		if b, err := os.ReadFile(filepath.Join(vectorsDir, name)); err == nil {
 			f.Add(string(b))
 		}
@@ -56,6 +56,7 @@ func FuzzParsePins(f *testing.F) {
 			}
 		}
 		ParseAPIKeyPin(src)
+		ParseAPIKeyNamePin(src)
 		ParseErrorCodePin(src)
 	})
 }

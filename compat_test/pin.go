@@ -79,6 +79,30 @@ func ParseAPIKeyPin(src string) ([]APIKeyPin, error) {
 	return out, err
 }
 
+// APIKeyNamePin is one row of vectors/api_key_names.pin.
+type APIKeyNamePin struct {
+	Key  int16
+	Name string
+}
+
+// ParseAPIKeyNamePin reads vectors/api_key_names.pin: "key name" per line.
+func ParseAPIKeyNamePin(src string) ([]APIKeyNamePin, error) {
+	var out []APIKeyNamePin
+	err := eachLine(src, func(n int, line string) error {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			return fmt.Errorf("line %d: want 'key name'", n)
+		}
+		key, err := strconv.ParseInt(f[0], 10, 16)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		out = append(out, APIKeyNamePin{Key: int16(key), Name: f[1]})
+		return nil
+	})
+	return out, err
+}
+
 // ErrorCodePin is one row of vectors/error_codes.pin.
 type ErrorCodePin struct {
 	Code           int32

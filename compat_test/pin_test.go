@@ -1,8 +1,12 @@
 package compat
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,7 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
 const protoPath = "../messages/fluss.proto"
@@ -134,23 +138,19 @@ func TestProtoPinMatchesGeneratedCode(t *testing.T) {
 	}
 }
 
-// TestAPIKeysPin: the sidecar's api key constants are the keys of wire.md §5.
+// TestAPIKeysPin: the keys the sidecar serves carry the names of wire.md
+// §5 in the messages package's key table, and their messages exist.
 func TestAPIKeysPin(t *testing.T) {
 	pins, err := ParseAPIKeyPin(readPinFile(t, "api_keys.pin"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	consts := map[string]int16{
-		"API_VERSIONS": sidecar.KeyAPIVersions, "GET_METADATA": sidecar.KeyGetMetadata,
-		"AUTHENTICATE": sidecar.KeyAuthenticate, "REGISTER_PRODUCER_OFFSETS": sidecar.KeyRegisterProducerOffsets,
-		"GET_PRODUCER_OFFSETS": sidecar.KeyGetProducerOffsets, "DELETE_PRODUCER_OFFSETS": sidecar.KeyDeleteProducerOffsets,
-	}
-	if len(pins) != len(consts) {
-		t.Fatalf("api_keys.pin has %d keys, the sidecar serves %d", len(pins), len(consts))
+	if len(pins) != 6 {
+		t.Fatalf("api_keys.pin has %d keys, the sidecar serves 6", len(pins))
 	}
 	for _, p := range pins {
-		if c, ok := consts[p.Name]; !ok || c != p.Key {
-			t.Errorf("%s: sidecar constant %d, spec %d", p.Name, c, p.Key)
+		if got := messages.Key(p.Key).Name(); got != p.Name {
+			t.Errorf("key %d: messages names it %s, spec %s", p.Key, got, p.Name)
 		}
 		for _, m := range []string{p.Request, p.Response} {
 			if _, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(protoPackage + "." + m)); err != nil {
@@ -158,6 +158,82 @@ func TestAPIKeysPin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAPIKeyNamesPin: the messages package's key table is wire.md §5, row
+// for row, and every Key constant declared in messages/apikeys.go is named
+// after the spec's name of its number (KeyAPIVersions = 1000 API_VERSIONS).
+func TestAPIKeyNamesPin(t *testing.T) {
+	pins, err := ParseAPIKeyNamePin(readPinFile(t, "api_key_names.pin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := messages.Keys()
+	if len(keys) != len(pins) {
+		t.Errorf("messages knows %d api keys, the spec %d", len(keys), len(pins))
+	}
+	byKey := map[int16]string{}
+	for i, p := range pins {
+		byKey[p.Key] = p.Name
+		if i < len(keys) && (int16(keys[i]) != p.Key || keys[i].Name() != p.Name) {
+			t.Errorf("row %d: messages has %d %s, spec %d %s", i, keys[i], keys[i].Name(), p.Key, p.Name)
+		}
+	}
+	if len(pins) == 0 || int16(messages.FirstKey) != pins[0].Key {
+		t.Errorf("messages.FirstKey = %d is not the spec's lowest key", messages.FirstKey)
+	}
+	if got := messages.Key(999).Name(); got != "UNKNOWN(999)" {
+		t.Errorf("Key(999).Name() = %q", got)
+	}
+
+	consts := keyConstants(t, "../messages/apikeys.go")
+	if len(consts) < 9 {
+		t.Fatalf("found only %d Key constants in messages/apikeys.go", len(consts))
+	}
+	for name, v := range consts {
+		if name == "FirstKey" {
+			continue
+		}
+		spec, ok := byKey[v]
+		if !ok || !strings.EqualFold(name, "Key"+strings.ReplaceAll(spec, "_", "")) {
+			t.Errorf("messages.%s = %d, which the spec calls %q", name, v, spec)
+		}
+	}
+}
+
+// keyConstants returns the constants of type Key declared in a Go file,
+// with their literal values.
+func keyConstants(t *testing.T, path string) map[string]int16 {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int16{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Key" {
+				continue
+			}
+			for i, n := range vs.Names {
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !ok {
+					t.Fatalf("%s: %s is not a literal", path, n.Name)
+				}
+				v, err := strconv.ParseInt(lit.Value, 0, 16)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", path, n.Name, err)
+				}
+				out[n.Name] = int16(v)
+			}
+		}
+	}
+	return out
 }
 
 // TestErrorCodesPin: flusserr's table is wire.md §4, row for row, and the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/javaorder"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	_ "github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
@@ -106,10 +107,10 @@ func TestFrameVectors(t *testing.T) {
 			switch f.Kind {
 			case "request":
 				h, b, err := wire.ParseRequest(payload)
-				if err != nil || h.APIKey != *f.APIKey || h.APIVersion != *f.APIVersion || h.RequestID != *f.RequestID || !bytes.Equal(b, body) {
+				if err != nil || h.APIKey != messages.Key(*f.APIKey) || h.APIVersion != *f.APIVersion || h.RequestID != *f.RequestID || !bytes.Equal(b, body) {
 					t.Fatalf("ParseRequest = %+v % x %v", h, b, err)
 				}
-				built = wire.AppendRequest(nil, wire.RequestHeader{APIKey: *f.APIKey, APIVersion: *f.APIVersion, RequestID: *f.RequestID}, body)
+				built = wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.Key(*f.APIKey), APIVersion: *f.APIVersion, RequestID: *f.RequestID}, body)
 			case "success", "error", "server_failure":
 				r, err := wire.ParseResponse(payload)
 				if err != nil || !bytes.Equal(r.Body, body) {

@@ -13,7 +13,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -32,7 +31,7 @@ func TestACLFileDenials(t *testing.T) {
 	ctx := ctxT(t)
 	login := func(user, pw string) *wire.Client {
 		c := dial(t, s.Addr())
-		err := c.Call(ctx, sidecar.KeyAuthenticate, 0, &messages.AuthenticateRequest{
+		err := c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
 			Protocol: proto.String("PLAIN"), Token: []byte("\x00" + user + "\x00" + pw)}, &messages.AuthenticateResponse{})
 		if err != nil {
 			t.Fatalf("login %s: %v", user, err)
@@ -97,7 +96,7 @@ func TestACLFileSuperUserAndInternalListener(t *testing.T) {
 	ctx := ctxT(t)
 	login := func(user string) *wire.Client {
 		c := dial(t, s.Listeners()[0].Address())
-		err := c.Call(ctx, sidecar.KeyAuthenticate, 0, &messages.AuthenticateRequest{
+		err := c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
 			Protocol: proto.String("PLAIN"), Token: []byte("\x00" + user + "\x00" + user[:1])}, &messages.AuthenticateResponse{})
 		if err != nil {
 			t.Fatalf("login %s: %v", user, err)

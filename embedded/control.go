@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
 // AnyKey installs a control that sees the requests of every api key.
-const AnyKey int16 = -1
+const AnyKey messages.Key = -1
 
 // Request is what a Control sees of one request: its header and its
 // connection. Controls run before authentication and before the body is
 // decoded.
 type Request struct {
-	APIKey     int16
+	APIKey     messages.Key
 	APIVersion int16
 	RequestID  int32
 	ConnID     uint64
@@ -82,7 +83,7 @@ func (a Action) Keep() Action {
 }
 
 type control struct {
-	key int16
+	key messages.Key
 	fn  Control
 }
 
@@ -105,20 +106,20 @@ func (c *controls) close() { c.once.Do(func() { close(c.done) }) }
 // It is franz-go kfake's ControlKey, in the shape of this server: a control
 // answers with a Fluss error code, stalls or drops, and never builds a
 // response body itself.
-func (s *Server) ControlKey(key int16, fn Control) {
+func (s *Server) ControlKey(key messages.Key, fn Control) {
 	s.controls.mu.Lock()
 	defer s.controls.mu.Unlock()
 	s.controls.list = append(s.controls.list, &control{key: key, fn: fn})
 }
 
 // FailNext makes the next request of key fail with code and message.
-func (s *Server) FailNext(key int16, code flusserr.Code, message string) {
+func (s *Server) FailNext(key messages.Key, code flusserr.Code, message string) {
 	s.ControlKey(key, func(Request) Action { return Fail(code, message) })
 }
 
 // StallNext holds the next request of key until release is called (safe to
 // call more than once), then serves it.
-func (s *Server) StallNext(key int16) (release func()) {
+func (s *Server) StallNext(key messages.Key) (release func()) {
 	ch := make(chan struct{})
 	var once sync.Once
 	s.ControlKey(key, func(Request) Action { return Stall(ch) })
@@ -127,14 +128,14 @@ func (s *Server) StallNext(key int16) (release func()) {
 
 // DropNext closes the connection of the next request of key without an
 // answer.
-func (s *Server) DropNext(key int16) {
+func (s *Server) DropNext(key messages.Key) {
 	s.ControlKey(key, func(Request) Action { return Drop() })
 }
 
 // PendingControls counts the installed controls for key (AnyKey counts
 // those installed for every key), so that a test can check its control
 // was used.
-func (s *Server) PendingControls(key int16) int {
+func (s *Server) PendingControls(key messages.Key) int {
 	s.controls.mu.Lock()
 	defer s.controls.mu.Unlock()
 	n := 0

@@ -12,7 +12,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -44,7 +43,7 @@ func dial(t *testing.T, addr string) *wire.Client {
 
 func register(ctx context.Context, c *wire.Client, id string, table int64) (int32, error) {
 	var resp messages.RegisterProducerOffsetsResponse
-	err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, &messages.RegisterProducerOffsetsRequest{
+	err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, &messages.RegisterProducerOffsetsRequest{
 		ProducerId: proto.String(id),
 		TableOffsets: []*messages.PbProducerTableOffsets{{
 			TableId:       proto.Int64(table),
@@ -56,7 +55,7 @@ func register(ctx context.Context, c *wire.Client, id string, table int64) (int3
 
 func get(ctx context.Context, c *wire.Client, id string) (*messages.GetProducerOffsetsResponse, error) {
 	var resp messages.GetProducerOffsetsResponse
-	err := c.Call(ctx, sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, &resp)
+	err := c.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, &resp)
 	return &resp, err
 }
 
@@ -85,7 +84,7 @@ func TestServesTheSidecarAPIs(t *testing.T) {
 		t.Fatalf("API_VERSIONS keys %v, want %v", keys, want)
 	}
 	var md messages.MetadataResponse
-	if err := c.Call(ctx, sidecar.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
+	if err := c.Call(ctx, messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
 		t.Fatal(err)
 	}
 	if n := md.GetCoordinatorServer(); n.GetHost() != "127.0.0.1" || int(n.GetPort()) != s.Listeners()[0].Port {
@@ -130,7 +129,7 @@ func TestControls(t *testing.T) {
 		check   func(t *testing.T, err error)
 	}{
 		{"fail with a code and message", func(s *embedded.Server) {
-			s.FailNext(sidecar.KeyGetProducerOffsets, flusserr.StorageException, "injected")
+			s.FailNext(messages.KeyGetProducerOffsets, flusserr.StorageException, "injected")
 		}, func(t *testing.T, err error) {
 			fe, ok := flusserr.From(err)
 			if !ok || fe.Code != flusserr.StorageException || fe.Message != "injected" {
@@ -138,7 +137,7 @@ func TestControls(t *testing.T) {
 			}
 		}},
 		{"fail without a message", func(s *embedded.Server) {
-			s.FailNext(sidecar.KeyGetProducerOffsets, flusserr.NotCoordinatorLeader, "")
+			s.FailNext(messages.KeyGetProducerOffsets, flusserr.NotCoordinatorLeader, "")
 		}, func(t *testing.T, err error) {
 			fe, ok := flusserr.From(err)
 			if !ok || fe.Code != flusserr.NotCoordinatorLeader || fe.Message != "" {
@@ -146,7 +145,7 @@ func TestControls(t *testing.T) {
 			}
 		}},
 		{"drop the connection", func(s *embedded.Server) {
-			s.DropNext(sidecar.KeyGetProducerOffsets)
+			s.DropNext(messages.KeyGetProducerOffsets)
 		}, func(t *testing.T, err error) {
 			if err == nil || code(err) != -999 {
 				t.Fatalf("got %v, want the connection lost without an answer", err)
@@ -173,7 +172,7 @@ func TestControls(t *testing.T) {
 			tc.install(s)
 			_, err := get(ctx, c, "p")
 			tc.check(t, err)
-			if n := s.PendingControls(sidecar.KeyGetProducerOffsets) + s.PendingControls(embedded.AnyKey); n != 0 {
+			if n := s.PendingControls(messages.KeyGetProducerOffsets) + s.PendingControls(embedded.AnyKey); n != 0 {
 				t.Fatalf("%d controls left after one request", n)
 			}
 			c2 := dial(t, s.Addr())
@@ -189,11 +188,11 @@ func TestControlOnlyTouchesItsKey(t *testing.T) {
 	s := start(t, embedded.Config{})
 	ctx := ctxT(t)
 	c := dial(t, s.Addr())
-	s.FailNext(sidecar.KeyGetProducerOffsets, flusserr.StorageException, "")
+	s.FailNext(messages.KeyGetProducerOffsets, flusserr.StorageException, "")
 	if r, err := register(ctx, c, "p", 1); err != nil || r != 0 {
 		t.Fatalf("register: %d %v", r, err)
 	}
-	if s.PendingControls(sidecar.KeyGetProducerOffsets) != 1 {
+	if s.PendingControls(messages.KeyGetProducerOffsets) != 1 {
 		t.Fatal("the GET control was used by a REGISTER")
 	}
 	if _, err := get(ctx, c, "p"); code(err) != flusserr.StorageException {
@@ -208,7 +207,7 @@ func TestStallHoldsOnlyThatRequest(t *testing.T) {
 	s := start(t, embedded.Config{})
 	ctx := ctxT(t)
 	c := dial(t, s.Addr())
-	release := s.StallNext(sidecar.KeyRegisterProducerOffsets)
+	release := s.StallNext(messages.KeyRegisterProducerOffsets)
 	done := make(chan error, 1)
 	go func() {
 		_, err := register(ctx, c, "stalled", 1)
@@ -216,7 +215,7 @@ func TestStallHoldsOnlyThatRequest(t *testing.T) {
 	}()
 	// The GET sent after the stalled REGISTER is answered before it, and
 	// sees no snapshot: the register has not run.
-	for s.PendingControls(sidecar.KeyRegisterProducerOffsets) != 0 {
+	for s.PendingControls(messages.KeyRegisterProducerOffsets) != 0 {
 		time.Sleep(time.Millisecond)
 	}
 	if g, err := get(ctx, c, "stalled"); err != nil || g.ProducerId != nil {
@@ -245,7 +244,7 @@ func TestKeepAndPass(t *testing.T) {
 	c := dial(t, s.Addr())
 	var seen []int32
 	// Fail only the third GET of the connection, whatever comes before.
-	s.ControlKey(sidecar.KeyGetProducerOffsets, func(r embedded.Request) embedded.Action {
+	s.ControlKey(messages.KeyGetProducerOffsets, func(r embedded.Request) embedded.Action {
 		seen = append(seen, r.RequestID)
 		if len(seen) < 3 {
 			return embedded.Pass()
@@ -266,16 +265,16 @@ func TestKeepAndPass(t *testing.T) {
 	if len(seen) != 3 {
 		t.Fatalf("control saw %v", seen)
 	}
-	s.ControlKey(sidecar.KeyDeleteProducerOffsets, func(embedded.Request) embedded.Action {
+	s.ControlKey(messages.KeyDeleteProducerOffsets, func(embedded.Request) embedded.Action {
 		return embedded.Fail(flusserr.StorageException, "").Keep()
 	})
 	for i := 0; i < 3; i++ {
-		err := c.Call(ctx, sidecar.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("p")}, nil)
+		err := c.Call(ctx, messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("p")}, nil)
 		if code(err) != flusserr.StorageException {
 			t.Fatalf("delete %d: %v", i, err)
 		}
 	}
-	if s.PendingControls(sidecar.KeyDeleteProducerOffsets) != 1 {
+	if s.PendingControls(messages.KeyDeleteProducerOffsets) != 1 {
 		t.Fatal("a kept control was removed")
 	}
 }
@@ -285,7 +284,7 @@ func TestDelay(t *testing.T) {
 	s := start(t, embedded.Config{})
 	ctx := ctxT(t)
 	c := dial(t, s.Addr())
-	s.ControlKey(sidecar.KeyRegisterProducerOffsets, func(embedded.Request) embedded.Action {
+	s.ControlKey(messages.KeyRegisterProducerOffsets, func(embedded.Request) embedded.Action {
 		return embedded.Delay(10 * time.Millisecond)
 	})
 	if r, err := register(ctx, c, "d", 1); err != nil || r != 0 {
@@ -302,13 +301,13 @@ func TestCloseReleasesStalls(t *testing.T) {
 	}
 	ctx := ctxT(t)
 	c := dial(t, s.Addr())
-	s.StallNext(sidecar.KeyGetProducerOffsets) // never released
+	s.StallNext(messages.KeyGetProducerOffsets) // never released
 	done := make(chan error, 1)
 	go func() {
 		_, err := get(ctx, c, "x")
 		done <- err
 	}()
-	for s.PendingControls(sidecar.KeyGetProducerOffsets) != 0 {
+	for s.PendingControls(messages.KeyGetProducerOffsets) != 0 {
 		time.Sleep(time.Millisecond)
 	}
 	if err := s.Close(); err != nil {
@@ -337,7 +336,7 @@ func TestSASLUsers(t *testing.T) {
 	}
 	c = dial(t, s.Addr())
 	auth := func(token string) error {
-		return c.Call(ctx, sidecar.KeyAuthenticate, 0, &messages.AuthenticateRequest{
+		return c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
 			Protocol: proto.String("PLAIN"), Token: []byte(token)}, &messages.AuthenticateResponse{})
 	}
 	if err := auth("\x00alice\x00wrong"); code(err) != flusserr.AuthenticateException {
@@ -383,7 +382,7 @@ func TestCleanupRemovesExpiredSnapshots(t *testing.T) {
 	ctx := ctxT(t)
 	c := dial(t, s.Addr())
 	var resp messages.RegisterProducerOffsetsResponse
-	err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, &messages.RegisterProducerOffsetsRequest{
+	err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, &messages.RegisterProducerOffsetsRequest{
 		ProducerId: proto.String("short"), TtlMs: proto.Int64(1000),
 		TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(1),
 			BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(1)}}}},

@@ -23,7 +23,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -59,7 +58,7 @@ var (
 
 // preq is one request of a step.
 type preq struct {
-	key  int16
+	key  messages.Key
 	ver  int16
 	body []byte
 	want expect
@@ -168,19 +167,19 @@ func pbucket(p int64, b int32, off int64) *messages.PbBucketOffset {
 }
 
 func reg(id string, want expect, tables ...*messages.PbProducerTableOffsets) preq {
-	return preq{key: sidecar.KeyRegisterProducerOffsets, body: regReq(id, nil, tables...), want: want}
+	return preq{key: messages.KeyRegisterProducerOffsets, body: regReq(id, nil, tables...), want: want}
 }
 
 func regTTL(id string, ttl int64, want expect, tables ...*messages.PbProducerTableOffsets) preq {
-	return preq{key: sidecar.KeyRegisterProducerOffsets, body: regReq(id, &ttl, tables...), want: want}
+	return preq{key: messages.KeyRegisterProducerOffsets, body: regReq(id, &ttl, tables...), want: want}
 }
 
 func getReq(id string, found *bool) preq {
-	return preq{key: sidecar.KeyGetProducerOffsets, body: body(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}), want: expect{found: found}}
+	return preq{key: messages.KeyGetProducerOffsets, body: body(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}), want: expect{found: found}}
 }
 
 func delReq(id string) preq {
-	return preq{key: sidecar.KeyDeleteProducerOffsets, body: body(&messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)})}
+	return preq{key: messages.KeyDeleteProducerOffsets, body: body(&messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)})}
 }
 
 // failing sets the error code r must get.
@@ -189,12 +188,12 @@ func failing(r preq, code flusserr.Code) preq {
 	return r
 }
 
-func errReq(key int16, b []byte, code flusserr.Code) preq {
+func errReq(key messages.Key, b []byte, code flusserr.Code) preq {
 	return preq{key: key, body: b, want: expect{code: code}}
 }
 
 func authReq(token string, code flusserr.Code) preq {
-	return preq{key: sidecar.KeyAuthenticate, body: body(&messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte(token)}), want: expect{code: code}}
+	return preq{key: messages.KeyAuthenticate, body: body(&messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte(token)}), want: expect{code: code}}
 }
 
 // manyTables is a register whose znode cannot fit under ZooKeeper's
@@ -209,12 +208,12 @@ func manyTables() []*messages.PbProducerTableOffsets {
 
 var parityScript = []pstep{
 	// Connection 0: SASL/PLAIN, before and after a failed login.
-	{name: "api versions before login", reqs: []preq{{key: sidecar.KeyAPIVersions, body: body(&messages.ApiVersionsRequest{ClientSoftwareName: proto.String("fluss"), ClientSoftwareVersion: proto.String("0.1.0")})}}},
-	{name: "metadata before login is refused", reqs: []preq{{key: sidecar.KeyGetMetadata, body: nil, want: expect{code: flusserr.AuthenticateException}}}},
+	{name: "api versions before login", reqs: []preq{{key: messages.KeyAPIVersions, body: body(&messages.ApiVersionsRequest{ClientSoftwareName: proto.String("fluss"), ClientSoftwareVersion: proto.String("0.1.0")})}}},
+	{name: "metadata before login is refused", reqs: []preq{{key: messages.KeyGetMetadata, body: nil, want: expect{code: flusserr.AuthenticateException}}}},
 	{name: "wrong password", reqs: []preq{authReq("\x00alice\x00nope", flusserr.AuthenticateException)}},
 	// Connection 1: logged in; the registry's behaviours.
 	{name: "login", conn: 1, reqs: []preq{authReq("\x00alice\x00a-pw", 0)}},
-	{name: "metadata", conn: 1, reqs: []preq{{key: sidecar.KeyGetMetadata, body: nil}}},
+	{name: "metadata", conn: 1, reqs: []preq{{key: messages.KeyGetMetadata, body: nil}}},
 	{name: "register", conn: 1, reqs: []preq{reg("job-1", expect{}, table(100, bucket(0, 42), bucket(1, 7)), table(200, pbucket(5, 0, 9)))}},
 	{name: "register again", conn: 1, reqs: []preq{reg("job-1", expect{result: 1}, table(100, bucket(0, 1)))}},
 	{name: "get", conn: 1, reqs: []preq{getReq("job-1", yes)}},
@@ -249,7 +248,7 @@ var parityScript = []pstep{
 		delReq("job-missing-2"),
 		reg(".", expect{code: flusserr.InvalidProducerID}),
 		errReq(1001, nil, flusserr.UnsupportedVersion),
-		errReq(sidecar.KeyRegisterProducerOffsets, []byte{0x0a}, flusserr.CorruptMessage),
+		errReq(messages.KeyRegisterProducerOffsets, []byte{0x0a}, flusserr.CorruptMessage),
 	}},
 	{name: "pipelined reads", conn: 1, reqs: []preq{getReq("job-p1", yes), getReq("job-p2", yes), getReq("job-empty", yes)}},
 	// Every error code the registry answers.
@@ -261,9 +260,9 @@ var parityScript = []pstep{
 		failing(getReq("caf\u00e9", nil), flusserr.InvalidProducerID),
 		reg("a/b", expect{code: flusserr.InvalidProducerID}),
 	}},
-	{name: "missing producer id (3)", conn: 1, reqs: []preq{errReq(sidecar.KeyGetProducerOffsets, body(&messages.GetProducerOffsetsRequest{}), flusserr.CorruptMessage)}},
-	{name: "unsupported version (2)", conn: 1, reqs: []preq{failing(preq{key: sidecar.KeyGetProducerOffsets, ver: 1, body: body(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-1")})}, flusserr.UnsupportedVersion)}},
-	{name: "corrupt body (3)", conn: 1, reqs: []preq{errReq(sidecar.KeyRegisterProducerOffsets, []byte{0xff, 0xff, 0xff}, flusserr.CorruptMessage)}},
+	{name: "missing producer id (3)", conn: 1, reqs: []preq{errReq(messages.KeyGetProducerOffsets, body(&messages.GetProducerOffsetsRequest{}), flusserr.CorruptMessage)}},
+	{name: "unsupported version (2)", conn: 1, reqs: []preq{failing(preq{key: messages.KeyGetProducerOffsets, ver: 1, body: body(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-1")})}, flusserr.UnsupportedVersion)}},
+	{name: "corrupt body (3)", conn: 1, reqs: []preq{errReq(messages.KeyRegisterProducerOffsets, []byte{0xff, 0xff, 0xff}, flusserr.CorruptMessage)}},
 	{name: "bad offsets (-1)", conn: 1, reqs: []preq{
 		reg("job-bad", expect{code: flusserr.UnknownServerError}, table(1, bucket(0, -5))),
 		reg("job-bad", expect{code: flusserr.UnknownServerError}, table(1, bucket(-1, 5))),
@@ -391,12 +390,12 @@ func check(r preq, a answer) error {
 		return fmt.Errorf("got %v, want SUCCESS", a)
 	}
 	switch r.key {
-	case sidecar.KeyRegisterProducerOffsets:
+	case messages.KeyRegisterProducerOffsets:
 		var m messages.RegisterProducerOffsetsResponse
 		if err := proto.Unmarshal(a.Body, &m); err != nil || m.Result == nil || m.GetResult() != w.result {
 			return fmt.Errorf("got %v (%v), want result %d", a, err, w.result)
 		}
-	case sidecar.KeyGetProducerOffsets:
+	case messages.KeyGetProducerOffsets:
 		var m messages.GetProducerOffsetsResponse
 		if err := proto.Unmarshal(a.Body, &m); err != nil {
 			return err

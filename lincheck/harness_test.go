@@ -26,7 +26,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -419,14 +418,14 @@ func (fc *fclient) do(ctx context.Context, in Input) {
 	switch in.Kind {
 	case Register:
 		resp := &messages.RegisterProducerOffsetsResponse{}
-		err = fc.c.Call(cctx, sidecar.KeyRegisterProducerOffsets, 0, registerRequest(in.Producer, in.Snap), resp)
+		err = fc.c.Call(cctx, messages.KeyRegisterProducerOffsets, 0, registerRequest(in.Producer, in.Snap), resp)
 		out.Created = resp.GetResult() == 0
 	case Get:
 		resp := &messages.GetProducerOffsetsResponse{}
-		err = fc.c.Call(cctx, sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: pid}, resp)
+		err = fc.c.Call(cctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: pid}, resp)
 		out.Snap, out.Note = snapOf(resp)
 	case Delete:
-		err = fc.c.Call(cctx, sidecar.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: pid}, nil)
+		err = fc.c.Call(cctx, messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: pid}, nil)
 	}
 	ret := fc.h.Now()
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -44,7 +43,7 @@ func newStaleFront(t *testing.T, upstream string, maxAge time.Duration) *staleFr
 	}
 	t.Cleanup(func() { up.Close() })
 	f := &staleFront{up: up, maxAge: maxAge, cache: map[string]staleEntry{}}
-	forward := func(key int16, newResp func() proto.Message) wire.Handler {
+	forward := func(key messages.Key, newResp func() proto.Message) wire.Handler {
 		return func(ctx context.Context, _ *wire.Session, req proto.Message) (proto.Message, error) {
 			resp := newResp()
 			if err := f.up.Call(ctx, key, 0, req, resp); err != nil {
@@ -54,16 +53,16 @@ func newStaleFront(t *testing.T, upstream string, maxAge time.Duration) *staleFr
 		}
 	}
 	mux := wire.NewMux(
-		wire.API{Key: sidecar.KeyAPIVersions, Name: "API_VERSIONS",
+		wire.API{Key: messages.KeyAPIVersions, Name: "API_VERSIONS",
 			NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-			Handle:     forward(sidecar.KeyAPIVersions, func() proto.Message { return &messages.ApiVersionsResponse{} })},
-		wire.API{Key: sidecar.KeyRegisterProducerOffsets, Name: "REGISTER_PRODUCER_OFFSETS",
+			Handle:     forward(messages.KeyAPIVersions, func() proto.Message { return &messages.ApiVersionsResponse{} })},
+		wire.API{Key: messages.KeyRegisterProducerOffsets, Name: "REGISTER_PRODUCER_OFFSETS",
 			NewRequest: func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
-			Handle:     forward(sidecar.KeyRegisterProducerOffsets, func() proto.Message { return &messages.RegisterProducerOffsetsResponse{} })},
-		wire.API{Key: sidecar.KeyDeleteProducerOffsets, Name: "DELETE_PRODUCER_OFFSETS",
+			Handle:     forward(messages.KeyRegisterProducerOffsets, func() proto.Message { return &messages.RegisterProducerOffsetsResponse{} })},
+		wire.API{Key: messages.KeyDeleteProducerOffsets, Name: "DELETE_PRODUCER_OFFSETS",
 			NewRequest: func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
-			Handle:     forward(sidecar.KeyDeleteProducerOffsets, func() proto.Message { return &messages.DeleteProducerOffsetsResponse{} })},
-		wire.API{Key: sidecar.KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS",
+			Handle:     forward(messages.KeyDeleteProducerOffsets, func() proto.Message { return &messages.DeleteProducerOffsetsResponse{} })},
+		wire.API{Key: messages.KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS",
 			NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
 			Handle: func(ctx context.Context, _ *wire.Session, m proto.Message) (proto.Message, error) {
 				pid := m.(*messages.GetProducerOffsetsRequest).GetProducerId()
@@ -74,7 +73,7 @@ func newStaleFront(t *testing.T, upstream string, maxAge time.Duration) *staleFr
 					return e.resp, nil
 				}
 				resp := &messages.GetProducerOffsetsResponse{}
-				if err := f.up.Call(ctx, sidecar.KeyGetProducerOffsets, 0, m, resp); err != nil {
+				if err := f.up.Call(ctx, messages.KeyGetProducerOffsets, 0, m, resp); err != nil {
 					return nil, err
 				}
 				f.mu.Lock()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -64,7 +65,7 @@ type Metrics struct {
 
 	// series caches the per-request-type children by api key, so a request
 	// costs no label hashing or allocation.
-	series sync.Map // int16 → *reqSeries
+	series sync.Map // messages.Key → *reqSeries
 }
 
 // reqSeries are one request type's series.
@@ -83,8 +84,8 @@ const otherKey = math.MinInt16
 // seriesFor returns the cached series of an api key; the forwarded series
 // exists only for keys that are forwarded (a key is served locally or
 // forwarded, never both).
-func (m *Metrics) seriesFor(key int16, name string, forwarded bool) *reqSeries {
-	if name == "" && (key < 1000 || key >= 1100) {
+func (m *Metrics) seriesFor(key messages.Key, name string, forwarded bool) *reqSeries {
+	if name == "" && !labelled(key) {
 		key = otherKey
 	}
 	if v, ok := m.series.Load(key); ok {
@@ -185,14 +186,20 @@ func (m *Metrics) GaugeFunc(name, help string, fn func() float64) error {
 // for the keys the Mux serves (API_VERSIONS → apiVersions), "apiKey<N>"
 // for other keys in Fluss's range (1000-1099), "other" for the rest, so a
 // client cannot grow the label set.
-func RequestLabel(apiKey int16, name string) string {
+func RequestLabel(apiKey messages.Key, name string) string {
 	if name != "" {
 		return camel(name)
 	}
-	if apiKey >= 1000 && apiKey < 1100 {
+	if labelled(apiKey) {
 		return fmt.Sprintf("apiKey%d", apiKey)
 	}
 	return "other"
+}
+
+// labelled reports whether an api key the Mux does not name gets a label
+// of its own: the hundred keys from Fluss's first one (1000-1099).
+func labelled(key messages.Key) bool {
+	return key >= messages.FirstKey && key < messages.FirstKey+100
 }
 
 // camel turns an upper snake case API name into lower camel case.

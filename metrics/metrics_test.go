@@ -10,13 +10,14 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 func TestRequestLabel(t *testing.T) {
 	tests := []struct {
-		key  int16
+		key  messages.Key
 		name string
 		want string
 	}{

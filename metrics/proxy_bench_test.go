@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -46,7 +47,7 @@ func forwardRound(b *testing.B, c *wire.Client, n int) time.Duration {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < n/16; i++ {
-				if r, err := c.CallRaw(ctx, fakecoord.KeyListDatabases, 0, body); err != nil || r.Type != wire.ResponseSuccess {
+				if r, err := c.CallRaw(ctx, messages.KeyListDatabases, 0, body); err != nil || r.Type != wire.ResponseSuccess {
 					b.Error(err, r.Type)
 					return
 				}

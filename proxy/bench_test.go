@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -26,13 +27,13 @@ const (
 // benchMix is the request mix of one connection, cycled: opaque admin
 // calls of a few sizes and GET_METADATA, all answered by the fake.
 var benchMix = []struct {
-	key  int16
+	key  messages.Key
 	body []byte
 }{
-	{fakecoord.KeyListDatabases, make([]byte, 64)},
-	{fakecoord.KeyGetTableInfo, make([]byte, 512)},
-	{fakecoord.KeyDatabaseExists, make([]byte, 16)},
-	{proxy.KeyGetMetadata, nil},
+	{messages.KeyListDatabases, make([]byte, 64)},
+	{messages.KeyGetTableInfo, make([]byte, 512)},
+	{messages.KeyDatabaseExists, make([]byte, 16)},
+	{messages.KeyGetMetadata, nil},
 }
 
 type benchResult struct {

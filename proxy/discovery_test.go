@@ -11,6 +11,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -57,7 +58,7 @@ func TestZKDiscoveryFollowsLeader(t *testing.T) {
 	}
 	early := dialRaw(t, ln.Addr().String())
 	early.handshake() // answered locally
-	early.sendRaw(fakecoord.KeyListDatabases, 0, 1, nil)
+	early.sendRaw(messages.KeyListDatabases, 0, 1, nil)
 	wantCode(t, early.read(), flusserr.NetworkException, "names no active coordinator")
 
 	// Coordinator 1 is elected (version 2 znode, two listeners).
@@ -69,7 +70,7 @@ func TestZKDiscoveryFollowsLeader(t *testing.T) {
 	waitChange(t, changed)
 	a := dialRaw(t, ln.Addr().String())
 	a.handshake()
-	a.sendRaw(fakecoord.KeyListDatabases, 0, 1, []byte("a1"))
+	a.sendRaw(messages.KeyListDatabases, 0, 1, []byte("a1"))
 	if r := a.read(); r.Type != wire.ResponseSuccess {
 		t.Fatal(r.Err())
 	}
@@ -86,12 +87,12 @@ func TestZKDiscoveryFollowsLeader(t *testing.T) {
 	}
 	b := dialRaw(t, ln.Addr().String())
 	b.handshake()
-	b.sendRaw(fakecoord.KeyListDatabases, 0, 1, []byte("b1"))
-	a.sendRaw(fakecoord.KeyListDatabases, 0, 2, []byte("a2"))
+	b.sendRaw(messages.KeyListDatabases, 0, 1, []byte("b1"))
+	a.sendRaw(messages.KeyListDatabases, 0, 2, []byte("a2"))
 	b.read()
 	a.read()
 
-	bodies := func(f *fakecoord.Coordinator) int { return len(f.RequestsFor(fakecoord.KeyListDatabases)) }
+	bodies := func(f *fakecoord.Coordinator) int { return len(f.RequestsFor(messages.KeyListDatabases)) }
 	if bodies(fake1) != 2 || bodies(fake2) != 1 {
 		t.Fatalf("LIST_DATABASES seen by coordinator 1: %d (want 2, connection a), by 2: %d (want 1, connection b)",
 			bodies(fake1), bodies(fake2))

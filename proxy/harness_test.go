@@ -16,6 +16,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
@@ -166,7 +167,7 @@ func dialRaw(tb testing.TB, addr string) *rawConn {
 	return &rawConn{tb: tb, nc: nc, br: bufio.NewReader(nc)}
 }
 
-func (r *rawConn) send(key, version int16, id int32, msg proto.Message) []byte {
+func (r *rawConn) send(key messages.Key, version int16, id int32, msg proto.Message) []byte {
 	r.tb.Helper()
 	var body []byte
 	if msg != nil {
@@ -179,7 +180,7 @@ func (r *rawConn) send(key, version int16, id int32, msg proto.Message) []byte {
 	return body
 }
 
-func (r *rawConn) sendRaw(key, version int16, id int32, body []byte) {
+func (r *rawConn) sendRaw(key messages.Key, version int16, id int32, body []byte) {
 	r.tb.Helper()
 	if _, err := r.nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: key, APIVersion: version, RequestID: id}, body)); err != nil {
 		r.tb.Fatal(err)
@@ -231,7 +232,7 @@ func (r *rawConn) expectClosed() {
 
 func (r *rawConn) handshake() {
 	r.tb.Helper()
-	r.send(proxy.KeyAPIVersions, 0, 0, &apiVersionsReq)
+	r.send(messages.KeyAPIVersions, 0, 0, &apiVersionsReq)
 	if resp := r.read(); resp.Type != wire.ResponseSuccess || resp.RequestID != 0 {
 		r.tb.Fatalf("handshake: %v %v", resp.Type, resp.Err())
 	}

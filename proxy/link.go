@@ -213,7 +213,7 @@ func (l *link) authenticate(ctx context.Context, up *upstreamConn) error {
 	token = append(append(append(append(token, 0), user...), 0), password...)
 	actx, cancel := context.WithTimeout(ctx, l.p.cfg.ConnectTimeout)
 	defer cancel()
-	err := up.client.Call(actx, KeyAuthenticate, 0, &messages.AuthenticateRequest{
+	err := up.client.Call(actx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
 		Protocol: proto.String("PLAIN"), Token: token,
 	}, &messages.AuthenticateResponse{})
 	if fe, isAPI := flusserr.From(err); isAPI && err != nil {
@@ -258,7 +258,7 @@ func (l *link) tryForward(h wire.RequestHeader, body []byte, reply *wire.Replier
 	if up == nil {
 		return false
 	}
-	if h.APIKey == KeyGetMetadata && l.p.cfg.RewriteMetadata != nil {
+	if h.APIKey == messages.KeyGetMetadata && l.p.cfg.RewriteMetadata != nil {
 		return false
 	}
 	if creds := l.p.cfg.UpstreamCredentials; creds != nil {

@@ -18,13 +18,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// Api keys the proxy treats specially (wire.md §5).
-const (
-	KeyAPIVersions  int16 = 1000
-	KeyGetMetadata  int16 = 1012
-	KeyAuthenticate int16 = 1038
-)
-
 // DefaultConnectTimeout bounds dialling the upstream plus its API_VERSIONS
 // and AUTHENTICATE round trips.
 const DefaultConnectTimeout = 10 * time.Second
@@ -102,7 +95,7 @@ type Proxy struct {
 	cfg   Config
 	log   hclog.Logger
 	mux   *wire.Mux
-	local map[int16]wire.API // keys answered here, API_VERSIONS included
+	local map[messages.Key]wire.API // keys answered here, API_VERSIONS included
 	self  selfCheck
 	// versions is the upstream's API_VERSIONS answer seen last, by any
 	// connection or by Warm; nil until one is known.
@@ -133,12 +126,12 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		cfg:   cfg,
 		log:   cfg.Logger.Named("proxy"),
-		local: make(map[int16]wire.API),
+		local: make(map[messages.Key]wire.API),
 		self:  selfCheck{self: cfg.SelfAddrs, lookup: cfg.Lookup, localIPs: defaultLocalIPs},
 	}
 	apis := []wire.API{p.apiVersions()}
 	for _, a := range cfg.Local.Versions() {
-		if a.Key == KeyAPIVersions || a.Key == KeyGetMetadata {
+		if a.Key == messages.KeyAPIVersions || a.Key == messages.KeyGetMetadata {
 			continue
 		}
 		apis = append(apis, a)
@@ -217,7 +210,7 @@ func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHead
 		}
 		return wire.Response{}, l.fail(up, err)
 	}
-	if h.APIKey == KeyGetMetadata && r.Type == wire.ResponseSuccess && p.cfg.RewriteMetadata != nil {
+	if h.APIKey == messages.KeyGetMetadata && r.Type == wire.ResponseSuccess && p.cfg.RewriteMetadata != nil {
 		rule := p.cfg.RewriteMetadata
 		out, err := RewriteMetadata(r.Body, rule.Host, rule.Port)
 		if err != nil {
@@ -239,7 +232,7 @@ func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHead
 // in: the first forwarded request opens it.
 func (p *Proxy) apiVersions() wire.API {
 	return wire.API{
-		Key: KeyAPIVersions, Name: "API_VERSIONS", MinVersion: 0, MaxVersion: 0,
+		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
 		Handle: func(ctx context.Context, s *wire.Session, _ proto.Message) (proto.Message, error) {
 			up := p.versions.Load()

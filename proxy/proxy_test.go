@@ -83,13 +83,13 @@ func TestMixedPipeline(t *testing.T) {
 	s := newSetup(t, fakecoord.Config{}, nil)
 	hold := make(chan struct{})
 	entered := make(chan fakecoord.Request, 1)
-	s.fake.Inject(fakecoord.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
+	s.fake.Inject(messages.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
 
 	c := dialRaw(t, s.addr)
 	c.handshake()
 	const heldID = int32(-7)
 	heldBody := []byte("\x0a\x03db1\x12\x02t1 opaque bytes never decoded \xff\x00")
-	c.sendRaw(fakecoord.KeyGetTableInfo, 1, heldID, heldBody)
+	c.sendRaw(messages.KeyGetTableInfo, 1, heldID, heldBody)
 	<-entered
 
 	echoBodies := map[int32][]byte{
@@ -97,12 +97,12 @@ func TestMixedPipeline(t *testing.T) {
 		5:          {},
 		6:          []byte{0x0a, 0x02, 'd', 'b'},
 	}
-	c.sendRaw(fakecoord.KeyListDatabases, 0, 2147483647, echoBodies[2147483647])
-	c.send(fakecoord.KeyRegister, 0, 3, registerReq("job-mixed"))
-	c.send(fakecoord.KeyGet, 0, 4, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-other")})
-	c.sendRaw(fakecoord.KeyDatabaseExists, 0, 5, echoBodies[5])
-	c.sendRaw(fakecoord.KeyGetTableInfo, 0, 6, nil) // held too
-	c.send(fakecoord.KeyGetMetadata, 0, 7, &messages.MetadataRequest{})
+	c.sendRaw(messages.KeyListDatabases, 0, 2147483647, echoBodies[2147483647])
+	c.send(messages.KeyRegisterProducerOffsets, 0, 3, registerReq("job-mixed"))
+	c.send(messages.KeyGetProducerOffsets, 0, 4, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-other")})
+	c.sendRaw(messages.KeyDatabaseExists, 0, 5, echoBodies[5])
+	c.sendRaw(messages.KeyGetTableInfo, 0, 6, nil) // held too
+	c.send(messages.KeyGetMetadata, 0, 7, &messages.MetadataRequest{})
 	<-entered
 
 	got := c.readN(5)
@@ -142,7 +142,7 @@ func TestMixedPipeline(t *testing.T) {
 
 	// The sidecar, not the upstream, served 1053-1055, and nothing was sent
 	// to authenticate on this PLAINTEXT setup.
-	for _, k := range []int16{fakecoord.KeyRegister, fakecoord.KeyGet, fakecoord.KeyDelete, proxy.KeyAuthenticate} {
+	for _, k := range []messages.Key{messages.KeyRegisterProducerOffsets, messages.KeyGetProducerOffsets, messages.KeyDeleteProducerOffsets, messages.KeyAuthenticate} {
 		if n := len(s.fake.RequestsFor(k)); n != 0 {
 			t.Errorf("upstream saw %d requests of api key %d", n, k)
 		}
@@ -150,7 +150,7 @@ func TestMixedPipeline(t *testing.T) {
 	// One upstream connection carried everything, with its own request ids.
 	conns := map[uint64]bool{}
 	for _, r := range s.fake.Requests() {
-		if r.APIKey != proxy.KeyAPIVersions { // Warm's connection sends only that
+		if r.APIKey != messages.KeyAPIVersions { // Warm's connection sends only that
 			conns[r.ConnID] = true
 		}
 		if r.RequestID == heldID || r.RequestID == 2147483647 {
@@ -169,13 +169,13 @@ func TestSlowUpstreamDoesNotDelayLocal(t *testing.T) {
 	s := newSetup(t, fakecoord.Config{}, nil)
 	hold := make(chan struct{})
 	entered := make(chan fakecoord.Request, 1)
-	s.fake.Inject(fakecoord.KeyListDatabases, fakecoord.Fault{Hold: hold, Entered: entered})
+	s.fake.Inject(messages.KeyListDatabases, fakecoord.Fault{Hold: hold, Entered: entered})
 	c := dialRaw(t, s.addr)
 	c.handshake()
-	c.sendRaw(fakecoord.KeyListDatabases, 0, 1, []byte("slow"))
+	c.sendRaw(messages.KeyListDatabases, 0, 1, []byte("slow"))
 	<-entered
-	c.send(fakecoord.KeyRegister, 0, 2, registerReq("job-fast"))
-	c.send(fakecoord.KeyGet, 0, 3, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-fast")})
+	c.send(messages.KeyRegisterProducerOffsets, 0, 2, registerReq("job-fast"))
+	c.send(messages.KeyGetProducerOffsets, 0, 3, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-fast")})
 	first := c.readN(2)
 	if _, ok := first[1]; ok {
 		t.Fatal("the held request was answered before it was released")
@@ -209,15 +209,15 @@ func TestUpstreamFailureFailsInFlight(t *testing.T) {
 			hold := make(chan struct{})
 			defer close(hold)
 			entered := make(chan fakecoord.Request, 2)
-			s.fake.Inject(fakecoord.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
+			s.fake.Inject(messages.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
 			c := dialRaw(t, s.addr)
 			c.handshake()
-			c.sendRaw(fakecoord.KeyGetTableInfo, 0, 10, nil)
-			c.sendRaw(fakecoord.KeyGetTableInfo, 0, 11, nil)
+			c.sendRaw(messages.KeyGetTableInfo, 0, 10, nil)
+			c.sendRaw(messages.KeyGetTableInfo, 0, 11, nil)
 			<-entered
 			<-entered
-			s.fake.Inject(fakecoord.KeyDatabaseExists, tt.fault)
-			c.sendRaw(fakecoord.KeyDatabaseExists, 0, 12, nil)
+			s.fake.Inject(messages.KeyDatabaseExists, tt.fault)
+			c.sendRaw(messages.KeyDatabaseExists, 0, 12, nil)
 			got := c.readN(3)
 			for _, id := range []int32{10, 11, 12} {
 				wantCode(t, got[id], flusserr.NetworkException, tt.msg)
@@ -225,15 +225,15 @@ func TestUpstreamFailureFailsInFlight(t *testing.T) {
 			c.expectClosed()
 
 			// Other connections are untouched.
-			s.fake.Clear(fakecoord.KeyDatabaseExists)
-			other.sendRaw(fakecoord.KeyDatabaseExists, 0, 1, []byte("still here"))
+			s.fake.Clear(messages.KeyDatabaseExists)
+			other.sendRaw(messages.KeyDatabaseExists, 0, 1, []byte("still here"))
 			if r := other.read(); r.Type != wire.ResponseSuccess || string(r.Body) != "still here" {
 				t.Fatalf("other connection: %v %v", r.Type, r.Err())
 			}
 			// And new ones open a fresh upstream connection.
 			fresh := dialRaw(t, s.addr)
 			fresh.handshake()
-			fresh.send(fakecoord.KeyRegister, 0, 1, registerReq("job-after"))
+			fresh.send(messages.KeyRegisterProducerOffsets, 0, 1, registerReq("job-after"))
 			var reg messages.RegisterProducerOffsetsResponse
 			decode(t, fresh.read(), &reg)
 		})
@@ -251,13 +251,13 @@ func TestUpstreamUnreachable(t *testing.T) {
 	// API_VERSIONS is answered locally; the forwarded request fails, and
 	// the connection stays open for the local APIs.
 	c.handshake()
-	c.sendRaw(fakecoord.KeyListDatabases, 0, 1, nil)
+	c.sendRaw(messages.KeyListDatabases, 0, 1, nil)
 	wantCode(t, c.read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
-	c.send(fakecoord.KeyRegister, 0, 2, registerReq("job-unreachable"))
+	c.send(messages.KeyRegisterProducerOffsets, 0, 2, registerReq("job-unreachable"))
 	var reg messages.RegisterProducerOffsetsResponse
 	decode(t, c.read(), &reg)
 	// Every forwarded request tries again.
-	c.sendRaw(fakecoord.KeyListDatabases, 0, 3, nil)
+	c.sendRaw(messages.KeyListDatabases, 0, 3, nil)
 	wantCode(t, c.read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
 }
 
@@ -282,26 +282,26 @@ func TestLocalAPIsWithUpstreamDown(t *testing.T) {
 	for _, a := range v.GetApiVersions() {
 		keys[a.GetApiKey()] = true
 	}
-	if !keys[int32(fakecoord.KeyListDatabases)] || !keys[int32(fakecoord.KeyRegister)] {
+	if !keys[int32(messages.KeyListDatabases)] || !keys[int32(messages.KeyRegisterProducerOffsets)] {
 		t.Fatalf("want the last merged list (upstream and local keys), got %v", keys)
 	}
 	ctx := ctxT(t)
 	var reg messages.RegisterProducerOffsetsResponse
-	if err := cl.Call(ctx, fakecoord.KeyRegister, 0, registerReq("job-down"), &reg); err != nil || reg.GetResult() != 0 {
+	if err := cl.Call(ctx, messages.KeyRegisterProducerOffsets, 0, registerReq("job-down"), &reg); err != nil || reg.GetResult() != 0 {
 		t.Fatalf("register: %v %v", &reg, err)
 	}
 	var got messages.GetProducerOffsetsResponse
-	if err := cl.Call(ctx, fakecoord.KeyGet, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-down")}, &got); err != nil || got.GetProducerId() != "job-down" {
+	if err := cl.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-down")}, &got); err != nil || got.GetProducerId() != "job-down" {
 		t.Fatalf("get: %v %v", &got, err)
 	}
-	r, err := cl.CallRaw(ctx, fakecoord.KeyListDatabases, 0, nil)
+	r, err := cl.CallRaw(ctx, messages.KeyListDatabases, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fe, ok := flusserr.From(r.Err()); !ok || fe.Code != flusserr.NetworkException {
 		t.Fatalf("forwarded request: %v %v", r.Type, r.Err())
 	}
-	if err := cl.Call(ctx, fakecoord.KeyDelete, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("job-down")}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+	if err := cl.Call(ctx, messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("job-down")}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
 		t.Fatalf("delete after a failed forward, same connection: %v", err)
 	}
 }
@@ -327,7 +327,7 @@ func TestRefusesToForwardToItself(t *testing.T) {
 			}
 			serveProxy(t, ln, cfg, wire.ServerConfig{})
 			c := dialRaw(t, ln.Addr().String())
-			c.sendRaw(fakecoord.KeyListDatabases, 0, 9, nil)
+			c.sendRaw(messages.KeyListDatabases, 0, 9, nil)
 			wantCode(t, c.read(), flusserr.NetworkException, "is this sidecar itself")
 			c.handshake() // the local APIs are still served
 		})
@@ -335,12 +335,12 @@ func TestRefusesToForwardToItself(t *testing.T) {
 }
 
 func TestAPIVersionsMerge(t *testing.T) {
-	s := newSetup(t, fakecoord.Config{Versions: map[int16][2]int32{
-		proxy.KeyAPIVersions:      {0, 3},
-		proxy.KeyGetMetadata:      {0, 2},
-		proxy.KeyAuthenticate:     {0, 4},
-		fakecoord.KeyRegister:     {0, 5},
-		fakecoord.KeyGetTableInfo: {1, 3},
+	s := newSetup(t, fakecoord.Config{Versions: map[messages.Key][2]int32{
+		messages.KeyAPIVersions:             {0, 3},
+		messages.KeyGetMetadata:             {0, 2},
+		messages.KeyAuthenticate:            {0, 4},
+		messages.KeyRegisterProducerOffsets: {0, 5},
+		messages.KeyGetTableInfo:            {1, 3},
 	}}, nil)
 	cl, err := wire.Dial(ctxT(t), s.addr, wire.ClientOptions{})
 	if err != nil {
@@ -430,7 +430,7 @@ func TestMetadataRewriteThroughProxy(t *testing.T) {
 	s := newSetup(t, fakecoord.Config{NodeID: 3}, func(c *proxy.Config) { c.RewriteMetadata = rule })
 	c := dialRaw(t, s.addr)
 	c.handshake()
-	c.send(proxy.KeyGetMetadata, 0, 1, &messages.MetadataRequest{})
+	c.send(messages.KeyGetMetadata, 0, 1, &messages.MetadataRequest{})
 	var md messages.MetadataResponse
 	decode(t, c.read(), &md)
 	want := s.fake.Metadata()
@@ -440,8 +440,8 @@ func TestMetadataRewriteThroughProxy(t *testing.T) {
 		t.Fatalf("got %v, want %v", &md, want)
 	}
 	// An ERROR answer to GET_METADATA passes through unchanged.
-	s.fake.Inject(proxy.KeyGetMetadata, fakecoord.Fault{Err: flusserr.New(flusserr.NotCoordinatorLeader, "not the leader")})
-	c.send(proxy.KeyGetMetadata, 0, 2, &messages.MetadataRequest{})
+	s.fake.Inject(messages.KeyGetMetadata, fakecoord.Fault{Err: flusserr.New(flusserr.NotCoordinatorLeader, "not the leader")})
+	c.send(messages.KeyGetMetadata, 0, 2, &messages.MetadataRequest{})
 	r := c.read()
 	if r.Type != wire.ResponseError || !bytes.Equal(r.Body, wire.AppendErrorResponse(nil, flusserr.NotCoordinatorLeader, "not the leader")) {
 		t.Fatalf("error answer changed: %v %x", r.Type, r.Body)

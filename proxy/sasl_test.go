@@ -24,7 +24,7 @@ type credKey struct{}
 // API_VERSIONS and AUTHENTICATE before it succeeds.
 func testSecurity(users map[string]string) (wire.API, wire.GateFunc, func(*wire.Session) (string, string, bool)) {
 	auth := wire.API{
-		Key: proxy.KeyAuthenticate, Name: "AUTHENTICATE",
+		Key: messages.KeyAuthenticate, Name: "AUTHENTICATE",
 		NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
 		Handle: func(_ context.Context, s *wire.Session, req proto.Message) (proto.Message, error) {
 			user, pass, err := fakecoord.ParsePlain(req.(*messages.AuthenticateRequest).GetToken())
@@ -40,7 +40,7 @@ func testSecurity(users map[string]string) (wire.API, wire.GateFunc, func(*wire.
 		},
 	}
 	gate := func(_ context.Context, s *wire.Session, h wire.RequestHeader) error {
-		if h.APIKey == proxy.KeyAPIVersions || h.APIKey == proxy.KeyAuthenticate || s.Authenticated() {
+		if h.APIKey == messages.KeyAPIVersions || h.APIKey == messages.KeyAuthenticate || s.Authenticated() {
 			return nil
 		}
 		return flusserr.New(flusserr.AuthenticateException, "The connection has not completed authentication yet.")
@@ -63,7 +63,7 @@ func TestSASLEndToEnd(t *testing.T) {
 	local := newRealLocal(t, config.Listener{Name: "SASL", Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port})
 	apis := []wire.API{auth}
 	for _, a := range local.mux.Versions() {
-		if a.Key != proxy.KeyAuthenticate {
+		if a.Key != messages.KeyAuthenticate {
 			apis = append(apis, a)
 		}
 	}
@@ -72,7 +72,7 @@ func TestSASLEndToEnd(t *testing.T) {
 	}, wire.ServerConfig{Gate: gate, ListenerName: "SASL"})
 
 	login := func(c *rawConn, user, pass string) wire.Response {
-		c.send(proxy.KeyAuthenticate, 0, 1, &messages.AuthenticateRequest{
+		c.send(messages.KeyAuthenticate, 0, 1, &messages.AuthenticateRequest{
 			Protocol: proto.String("PLAIN"), Token: []byte("\x00" + user + "\x00" + pass)})
 		return c.read()
 	}
@@ -81,14 +81,14 @@ func TestSASLEndToEnd(t *testing.T) {
 		for _, user := range []string{"alice", "carol"} {
 			c := dialRaw(t, ln.Addr().String())
 			c.handshake()
-			c.sendRaw(fakecoord.KeyListDatabases, 0, 2, nil)
+			c.sendRaw(messages.KeyListDatabases, 0, 2, nil)
 			wantCode(t, c.read(), flusserr.AuthenticateException, "not completed authentication")
 			if r := login(c, user, user+"-pw"); r.Type != wire.ResponseSuccess {
 				t.Fatalf("login: %v", r.Err())
 			}
 			before := len(fake.Requests())
-			c.sendRaw(fakecoord.KeyListDatabases, 0, 3, []byte(user))
-			c.send(fakecoord.KeyRegister, 0, 4, registerReq("job-"+user))
+			c.sendRaw(messages.KeyListDatabases, 0, 3, []byte(user))
+			c.send(messages.KeyRegisterProducerOffsets, 0, 4, registerReq("job-"+user))
 			got := c.readN(2)
 			if r := got[3]; r.Type != wire.ResponseSuccess || string(r.Body) != user {
 				t.Fatalf("forwarded: %v %v", r.Type, r.Err())
@@ -104,7 +104,7 @@ func TestSASLEndToEnd(t *testing.T) {
 			for _, r := range fake.Requests()[before:] {
 				seen = append(seen, r)
 			}
-			if len(seen) != 3 || seen[0].APIKey != proxy.KeyAPIVersions || seen[1].APIKey != proxy.KeyAuthenticate || seen[2].APIKey != fakecoord.KeyListDatabases {
+			if len(seen) != 3 || seen[0].APIKey != messages.KeyAPIVersions || seen[1].APIKey != messages.KeyAuthenticate || seen[2].APIKey != messages.KeyListDatabases {
 				t.Fatalf("upstream saw %+v, want API_VERSIONS, AUTHENTICATE then LIST_DATABASES on a new connection", seen)
 			}
 			seen = seen[1:]
@@ -120,7 +120,7 @@ func TestSASLEndToEnd(t *testing.T) {
 		if r := login(c, "mallory", "m-pw"); r.Type != wire.ResponseSuccess {
 			t.Fatalf("local login: %v", r.Err())
 		}
-		c.sendRaw(fakecoord.KeyListDatabases, 0, 5, nil)
+		c.sendRaw(messages.KeyListDatabases, 0, 5, nil)
 		wantCode(t, c.read(), flusserr.AuthenticateException, "Invalid username or password")
 		c.expectClosed()
 	})

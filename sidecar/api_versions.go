@@ -15,7 +15,7 @@ import (
 // tablet server named in GET_METADATA (wire.md §7a).
 func (s *Sidecar) apiVersions() wire.API {
 	return wire.API{
-		Key: KeyAPIVersions, Name: "API_VERSIONS", MinVersion: 0, MaxVersion: 0,
+		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
 		Handle: func(ctx context.Context, _ *wire.Session, _ proto.Message) (proto.Message, error) {
 			resp := &messages.ApiVersionsResponse{}

@@ -18,7 +18,7 @@ import (
 // further AUTHENTICATE (the Rust client sends one) gets an empty response.
 func (s *Sidecar) authenticate() wire.API {
 	return wire.API{
-		Key: KeyAuthenticate, Name: "AUTHENTICATE", MinVersion: 0, MaxVersion: 0,
+		Key: messages.KeyAuthenticate, Name: messages.KeyAuthenticate.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
 		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
 			req := m.(*messages.AuthenticateRequest)

@@ -20,7 +20,7 @@ import (
 // sidecar.authorization.require-table-for-empty.
 func (s *Sidecar) deleteProducerOffsets() wire.API {
 	return wire.API{
-		Key: KeyDeleteProducerOffsets, Name: "DELETE_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
+		Key: messages.KeyDeleteProducerOffsets, Name: messages.KeyDeleteProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
 		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
 			req := m.(*messages.DeleteProducerOffsetsRequest)

@@ -22,7 +22,7 @@ import (
 // left out; producer_id and expiration_time are still returned.
 func (s *Sidecar) getProducerOffsets() wire.API {
 	return wire.API{
-		Key: KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
+		Key: messages.KeyGetProducerOffsets, Name: messages.KeyGetProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
 		Quick:      s.quickGet,
 		QuickWait:  s.quickGetWait,

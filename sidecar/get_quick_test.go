@@ -261,7 +261,7 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 					req.TableOffsets = append(req.TableOffsets, tb)
 				}
 				resp := &messages.RegisterProducerOffsetsResponse{}
-				if err := slow.Call(ctx, KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
+				if err := slow.Call(ctx, messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
 					t.Fatalf("register %s: %v %v", id, err, resp)
 				}
 				ids = append(ids, id)
@@ -322,7 +322,7 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 				req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TtlMs: proto.Int64(ttl),
 					TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(2), BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(off)}}}}}
 				resp := &messages.RegisterProducerOffsetsResponse{}
-				if err := slow.Call(ctx, KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
+				if err := slow.Call(ctx, messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
 					t.Fatalf("register %s: %v %v", id, err, resp)
 				}
 			}
@@ -342,7 +342,7 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 			register("changing", 60000, 2) // replaces the expired one in place
 			check("changing", 2)
 			del := &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("changing")}
-			if err := slow.Call(ctx, KeyDeleteProducerOffsets, 0, del, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+			if err := slow.Call(ctx, messages.KeyDeleteProducerOffsets, 0, del, &messages.DeleteProducerOffsetsResponse{}); err != nil {
 				t.Fatal(err)
 			}
 			if a, _ := getBoth(t, ctx, quick, slow, "changing"); len(a.Body) != 0 {
@@ -358,11 +358,11 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 func getBoth(t *testing.T, ctx context.Context, quick, slow *wire.Client, id string) (wire.Response, wire.Response) {
 	t.Helper()
 	body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)})
-	a, err := quick.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
+	a, err := quick.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := slow.CallRaw(ctx, KeyGetProducerOffsets, 0, body)
+	b, err := slow.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // never sent (a Java client fails on it at bootstrap).
 func (s *Sidecar) getMetadata() wire.API {
 	return wire.API{
-		Key: KeyGetMetadata, Name: "GET_METADATA", MinVersion: 0, MaxVersion: 0,
+		Key: messages.KeyGetMetadata, Name: messages.KeyGetMetadata.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.MetadataRequest{} },
 		Handle: func(ctx context.Context, sess *wire.Session, _ proto.Message) (proto.Message, error) {
 			addr := s.cfg.Advertised[0]

@@ -27,7 +27,7 @@ import (
 // the generated message and its error texts.
 func (s *Sidecar) registerProducerOffsets() wire.API {
 	api := wire.API{
-		Key: KeyRegisterProducerOffsets, Name: "REGISTER_PRODUCER_OFFSETS", MinVersion: 0, MaxVersion: 0,
+		Key: messages.KeyRegisterProducerOffsets, Name: messages.KeyRegisterProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
 		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
 			return s.register(ctx, sess, registerInput(m.(*messages.RegisterProducerOffsetsRequest)))

@@ -18,7 +18,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -41,7 +40,7 @@ func registerReq(id string, tables ...*messages.PbProducerTableOffsets) *message
 func register(t *testing.T, c *wire.Client, req *messages.RegisterProducerOffsetsRequest) int32 {
 	t.Helper()
 	resp := &messages.RegisterProducerOffsetsResponse{}
-	if err := c.Call(ctxT(t), sidecar.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
+	if err := c.Call(ctxT(t), messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
 		t.Fatalf("register %s: %v", req.GetProducerId(), err)
 	}
 	if resp.Result == nil {
@@ -53,7 +52,7 @@ func register(t *testing.T, c *wire.Client, req *messages.RegisterProducerOffset
 func get(t *testing.T, c *wire.Client, id string) *messages.GetProducerOffsetsResponse {
 	t.Helper()
 	resp := &messages.GetProducerOffsetsResponse{}
-	if err := c.Call(ctxT(t), sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
+	if err := c.Call(ctxT(t), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
 	return resp
@@ -61,7 +60,7 @@ func get(t *testing.T, c *wire.Client, id string) *messages.GetProducerOffsetsRe
 
 func del(t *testing.T, c *wire.Client, id string) {
 	t.Helper()
-	if err := c.Call(ctxT(t), sidecar.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+	if err := c.Call(ctxT(t), messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
 		t.Fatalf("delete %s: %v", id, err)
 	}
 }
@@ -108,7 +107,7 @@ func TestBootstrapsLikeAFlussCoordinator(t *testing.T) {
 	}
 	// The Java client's bootstrap request is an empty MetadataRequest.
 	md := &messages.MetadataResponse{}
-	if err := c.Call(ctxT(t), sidecar.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
+	if err := c.Call(ctxT(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
 		t.Fatal(err)
 	}
 	coord := md.GetCoordinatorServer()
@@ -153,7 +152,7 @@ func TestGoldenFrames(t *testing.T) {
 	}
 	// Request 7 with an invalid producer id.
 	body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("a b")})
-	if _, err := nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: sidecar.KeyGetProducerOffsets, RequestID: 7}, body)); err != nil {
+	if _, err := nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.KeyGetProducerOffsets, RequestID: 7}, body)); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := readFrame(t, nc), golden(t, "error_63_response"); !bytes.Equal(got, want) {
@@ -192,14 +191,14 @@ func TestErrorTextGolden(t *testing.T) {
 	}
 	noBucketID := registerReq("job-1", tbl(100, bo(0, 42), &messages.PbBucketOffset{LogEndOffset: proto.Int64(1)}))
 	for _, tt := range []struct {
-		key  int16
+		key  messages.Key
 		id   int32
 		body []byte
 		want string
 	}{
-		{sidecar.KeyGetProducerOffsets, 8, partial(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("a\xffb")}), "error_63_invalid_utf8"},
-		{sidecar.KeyGetProducerOffsets, 9, partial(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(strings.Repeat("x", 300))}), "error_63_long_id"},
-		{sidecar.KeyRegisterProducerOffsets, 10, partial(noBucketID), "error_decode_missing_bucket_id"},
+		{messages.KeyGetProducerOffsets, 8, partial(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("a\xffb")}), "error_63_invalid_utf8"},
+		{messages.KeyGetProducerOffsets, 9, partial(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(strings.Repeat("x", 300))}), "error_63_long_id"},
+		{messages.KeyRegisterProducerOffsets, 10, partial(noBucketID), "error_decode_missing_bucket_id"},
 	} {
 		if _, err := nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: tt.key, RequestID: tt.id}, tt.body)); err != nil {
 			t.Fatal(err)
@@ -220,7 +219,7 @@ func TestHugeInvalidIDGetsAShortAnswer(t *testing.T) {
 	ts := startSidecar(t, sidecarOpts{})
 	c := ts.dial(t)
 	id := strings.Repeat("x", 48<<20)
-	err := c.Call(ctxT(t), sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: &id}, &messages.GetProducerOffsetsResponse{})
+	err := c.Call(ctxT(t), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: &id}, &messages.GetProducerOffsetsResponse{})
 	fe, ok := flusserr.From(err)
 	if !ok || fe.Code != flusserr.InvalidProducerID {
 		t.Fatalf("want code 63, got %v", err)
@@ -233,7 +232,7 @@ func TestHugeInvalidIDGetsAShortAnswer(t *testing.T) {
 // TestOurEncoderMatchesGolden checks that the Go messages and framing
 // produce the hand-derived bytes.
 func TestOurEncoderMatchesGolden(t *testing.T) {
-	enc := func(key int16, id int32, m proto.Message) []byte {
+	enc := func(key messages.Key, id int32, m proto.Message) []byte {
 		body, err := proto.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
@@ -353,7 +352,7 @@ func TestTenConcurrentRegistrationsGiveOneCreated(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			resp := &messages.RegisterProducerOffsetsResponse{}
-			if err := c.Call(context.Background(), sidecar.KeyRegisterProducerOffsets, 0, registerReq("shared", tbl(1, bo(0, int64(i)))), resp); err != nil {
+			if err := c.Call(context.Background(), messages.KeyRegisterProducerOffsets, 0, registerReq("shared", tbl(1, bo(0, int64(i)))), resp); err != nil {
 				t.Error(err)
 			}
 			results[i] = resp.GetResult()
@@ -384,7 +383,7 @@ func TestPipelinedRepliesComeOutOfOrder(t *testing.T) {
 	slowDone := make(chan int32, 1)
 	go func() {
 		resp := &messages.RegisterProducerOffsetsResponse{}
-		if err := c.Call(context.Background(), sidecar.KeyRegisterProducerOffsets, 0, registerReq("slow", tbl(1, bo(0, 2))), resp); err != nil {
+		if err := c.Call(context.Background(), messages.KeyRegisterProducerOffsets, 0, registerReq("slow", tbl(1, bo(0, 2))), resp); err != nil {
 			t.Error(err)
 		}
 		slowDone <- resp.GetResult()
@@ -439,26 +438,26 @@ func TestBadInputGetsAClearErrorAndKeepsServing(t *testing.T) {
 	noOffset := registerReq("keep", tbl(1, &messages.PbBucketOffset{BucketId: proto.Int32(0)}))
 	cases := []struct {
 		name    string
-		key     int16
+		key     messages.Key
 		version int16
 		body    []byte
 		code    flusserr.Code
 		text    string
 	}{
 		{"unknown api key", 1099, 0, nil, 2, "1099"},
-		{"version out of range", sidecar.KeyRegisterProducerOffsets, 1, marshal(registerReq("keep")), 2, "version"},
-		{"garbage body", sidecar.KeyGetProducerOffsets, 0, []byte{0xff, 0xff, 0xff}, 3, ""},
-		{"missing producer_id", sidecar.KeyGetProducerOffsets, 0, nil, 3, "producer_id"},
-		{"missing nested bucket_id", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, &messages.PbBucketOffset{LogEndOffset: proto.Int64(1)}))), 3, "bucket_id"},
-		{"missing log_end_offset", sidecar.KeyRegisterProducerOffsets, 0, marshal(noOffset), -1, "no log_end_offset"},
-		{"mixed buckets", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(0, 1), pbo(2, 1, 1)))), -1, "mixes partitioned and non-partitioned"},
-		{"negative bucket", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(-1, 1)))), -1, "negative bucket id"},
-		{"duplicate bucket", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(0, 1)), tbl(1, bo(0, 2)))), -1, "more than once"},
-		{"huge bucket", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(1<<31-1, 1)))), 49, "exceeds the maximum"},
-		{"ttl overflow", sidecar.KeyRegisterProducerOffsets, 0, marshal(&messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("keep"), TtlMs: proto.Int64(1<<63 - 1)}), -1, "overflows"},
-		{"invalid id register", sidecar.KeyRegisterProducerOffsets, 0, marshal(registerReq("ke/ep")), 63, "Invalid producer ID 'ke/ep'"},
-		{"invalid id get", sidecar.KeyGetProducerOffsets, 0, marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("..")}), 63, "Invalid producer ID '..': '..' is not allowed"},
-		{"invalid id delete", sidecar.KeyDeleteProducerOffsets, 0, marshal(&messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("")}), 63, "Invalid producer ID '': the empty string is not allowed"},
+		{"version out of range", messages.KeyRegisterProducerOffsets, 1, marshal(registerReq("keep")), 2, "version"},
+		{"garbage body", messages.KeyGetProducerOffsets, 0, []byte{0xff, 0xff, 0xff}, 3, ""},
+		{"missing producer_id", messages.KeyGetProducerOffsets, 0, nil, 3, "producer_id"},
+		{"missing nested bucket_id", messages.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, &messages.PbBucketOffset{LogEndOffset: proto.Int64(1)}))), 3, "bucket_id"},
+		{"missing log_end_offset", messages.KeyRegisterProducerOffsets, 0, marshal(noOffset), -1, "no log_end_offset"},
+		{"mixed buckets", messages.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(0, 1), pbo(2, 1, 1)))), -1, "mixes partitioned and non-partitioned"},
+		{"negative bucket", messages.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(-1, 1)))), -1, "negative bucket id"},
+		{"duplicate bucket", messages.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(0, 1)), tbl(1, bo(0, 2)))), -1, "more than once"},
+		{"huge bucket", messages.KeyRegisterProducerOffsets, 0, marshal(registerReq("keep", tbl(1, bo(1<<31-1, 1)))), 49, "exceeds the maximum"},
+		{"ttl overflow", messages.KeyRegisterProducerOffsets, 0, marshal(&messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("keep"), TtlMs: proto.Int64(1<<63 - 1)}), -1, "overflows"},
+		{"invalid id register", messages.KeyRegisterProducerOffsets, 0, marshal(registerReq("ke/ep")), 63, "Invalid producer ID 'ke/ep'"},
+		{"invalid id get", messages.KeyGetProducerOffsets, 0, marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("..")}), 63, "Invalid producer ID '..': '..' is not allowed"},
+		{"invalid id delete", messages.KeyDeleteProducerOffsets, 0, marshal(&messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("")}), 63, "Invalid producer ID '': the empty string is not allowed"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -530,7 +529,7 @@ func TestZooKeeperLossIsRetriableAndRecovers(t *testing.T) {
 
 	zks.Stop()
 	resp := &messages.RegisterProducerOffsetsResponse{}
-	err := c.Call(ctxT(t), sidecar.KeyRegisterProducerOffsets, 0, registerReq("during", tbl(1, bo(0, 2))), resp)
+	err := c.Call(ctxT(t), messages.KeyRegisterProducerOffsets, 0, registerReq("during", tbl(1, bo(0, 2))), resp)
 	fe, ok := flusserr.From(err)
 	if !ok || !fe.Retriable() {
 		t.Fatalf("want a retriable Fluss error, got %v", err)
@@ -542,7 +541,7 @@ func TestZooKeeperLossIsRetriableAndRecovers(t *testing.T) {
 	var got *messages.GetProducerOffsetsResponse
 	for i := 0; i < 60; i++ {
 		got = &messages.GetProducerOffsetsResponse{}
-		err = c.Call(ctxT(t), sidecar.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("before")}, got)
+		err = c.Call(ctxT(t), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("before")}, got)
 		if err == nil {
 			break
 		}
@@ -566,7 +565,7 @@ func TestClientResetDuringRegisterLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		nc := ts.rawConn(t)
-		frame := wire.AppendRequest(nil, wire.RequestHeader{APIKey: sidecar.KeyRegisterProducerOffsets, RequestID: 1}, body)
+		frame := wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.KeyRegisterProducerOffsets, RequestID: 1}, body)
 		if _, err := nc.Write(frame); err != nil {
 			t.Fatal(err)
 		}

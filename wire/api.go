@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
 // Handler serves one decoded request. It returns the response message for a
@@ -24,7 +25,7 @@ type Handler func(ctx context.Context, s *Session, req proto.Message) (proto.Mes
 // API is one served api key: its versions, how to make an empty request
 // message to decode into, and the handler.
 type API struct {
-	Key        int16
+	Key        messages.Key
 	Name       string
 	MinVersion int16
 	MaxVersion int16
@@ -88,7 +89,7 @@ func (a API) String() string {
 // Mux is the registry of served APIs. It is built once and read-only after
 // construction, so one Mux may back several servers.
 type Mux struct {
-	byKey  map[int16]API
+	byKey  map[messages.Key]API
 	sorted []API
 }
 
@@ -96,7 +97,7 @@ type Mux struct {
 // missing NewRequest or Handle, or MinVersion > MaxVersion: those are
 // programming errors that should fail at start-up.
 func NewMux(apis ...API) *Mux {
-	m := &Mux{byKey: make(map[int16]API, len(apis))}
+	m := &Mux{byKey: make(map[messages.Key]API, len(apis))}
 	for _, a := range apis {
 		if _, dup := m.byKey[a.Key]; dup {
 			panic(fmt.Sprintf("wire: duplicate API key %d", a.Key))
@@ -125,7 +126,7 @@ func (m *Mux) WithoutQuick() *Mux {
 }
 
 // Lookup returns the API registered for key.
-func (m *Mux) Lookup(key int16) (API, bool) {
+func (m *Mux) Lookup(key messages.Key) (API, bool) {
 	if m == nil {
 		return API{}, false
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
-func testAPI(key, minV, maxV int16) API {
+func testAPI(key messages.Key, minV, maxV int16) API {
 	return API{
 		Key: key, Name: "T", MinVersion: minV, MaxVersion: maxV,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
@@ -22,11 +22,11 @@ func testAPI(key, minV, maxV int16) API {
 
 func TestMux(t *testing.T) {
 	m := NewMux(testAPI(1054, 0, 0), testAPI(1000, 0, 0), testAPI(1016, 0, 2))
-	var keys []int16
+	var keys []messages.Key
 	for _, a := range m.Versions() {
 		keys = append(keys, a.Key)
 	}
-	if want := []int16{1000, 1016, 1054}; len(keys) != 3 || keys[0] != want[0] || keys[1] != want[1] || keys[2] != want[2] {
+	if want := []messages.Key{1000, 1016, 1054}; len(keys) != 3 || keys[0] != want[0] || keys[1] != want[1] || keys[2] != want[2] {
 		t.Fatalf("Versions keys %v, want %v", keys, want)
 	}
 	m.Versions()[0].Key = 1 // a copy: must not change the Mux

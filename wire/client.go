@@ -120,7 +120,7 @@ func NewClient(nc net.Conn, opts ClientOptions) *Client {
 // decoded into resp (which may be nil to ignore the body); an ERROR is
 // returned as *flusserr.Error. A nil req sends an empty body. If ctx ends
 // first, Call returns ctx.Err() and a late answer is dropped.
-func (c *Client) Call(ctx context.Context, apiKey, apiVersion int16, req, resp proto.Message) error {
+func (c *Client) Call(ctx context.Context, apiKey messages.Key, apiVersion int16, req, resp proto.Message) error {
 	var body []byte
 	if req != nil {
 		var err error
@@ -145,7 +145,7 @@ func (c *Client) Call(ctx context.Context, apiKey, apiVersion int16, req, resp p
 
 // CallRaw sends body unchanged and returns the SUCCESS or ERROR response
 // that answers it. The error is non-nil only when no answer arrived.
-func (c *Client) CallRaw(ctx context.Context, apiKey, apiVersion int16, body []byte) (Response, error) {
+func (c *Client) CallRaw(ctx context.Context, apiKey messages.Key, apiVersion int16, body []byte) (Response, error) {
 	ch := make(chan Response, 1)
 	id, err := c.register(pendingCall{ch: ch})
 	if err != nil {
@@ -178,14 +178,14 @@ func (c *Client) CallRaw(ctx context.Context, apiKey, apiVersion int16, body []b
 // Send returns an error, the request was not sent and fn is never called.
 // Send never waits for the peer to read, so it may be called from a
 // goroutine that must not block, such as a proxy's reader.
-func (c *Client) Send(apiKey, apiVersion int16, body []byte, tag int64, fn SendFunc) error {
+func (c *Client) Send(apiKey messages.Key, apiVersion int16, body []byte, tag int64, fn SendFunc) error {
 	return c.send(apiKey, apiVersion, body, tag, fn, true)
 }
 
 // Queue is Send without starting to write: the request goes out with the
 // next Send, CallRaw or Flush, so that a batch of requests costs one write.
 // The caller must call Flush after the batch.
-func (c *Client) Queue(apiKey, apiVersion int16, body []byte, tag int64, fn SendFunc) error {
+func (c *Client) Queue(apiKey messages.Key, apiVersion int16, body []byte, tag int64, fn SendFunc) error {
 	return c.send(apiKey, apiVersion, body, tag, fn, false)
 }
 
@@ -193,7 +193,7 @@ func (c *Client) Queue(apiKey, apiVersion int16, body []byte, tag int64, fn Send
 // the peer.
 func (c *Client) Flush() { c.w.start() }
 
-func (c *Client) send(apiKey, apiVersion int16, body []byte, tag int64, fn SendFunc, start bool) error {
+func (c *Client) send(apiKey messages.Key, apiVersion int16, body []byte, tag int64, fn SendFunc, start bool) error {
 	id, err := c.register(pendingCall{fn: fn, tag: tag})
 	if err != nil {
 		return err
@@ -230,7 +230,7 @@ func (c *Client) register(call pendingCall) (int32, error) {
 
 // writeReq queues one request frame and, with start, starts writing; the
 // body is copied, not kept.
-func (c *Client) writeReq(apiKey, apiVersion int16, id int32, body []byte, start bool) error {
+func (c *Client) writeReq(apiKey messages.Key, apiVersion int16, id int32, body []byte, start bool) error {
 	if len(body) > math.MaxInt32-requestHeaderSize {
 		return fmt.Errorf("wire: request body of %d bytes is too large for a frame", len(body))
 	}
@@ -259,13 +259,11 @@ func (c *Client) Handshake(ctx context.Context) (*messages.ApiVersionsResponse, 
 		ClientSoftwareVersion: proto.String("0.1.0"),
 	}
 	resp := &messages.ApiVersionsResponse{}
-	if err := c.Call(ctx, apiVersionsKey, 0, req, resp); err != nil {
+	if err := c.Call(ctx, messages.KeyAPIVersions, 0, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
-
-const apiVersionsKey = 1000
 
 // Done is closed when the connection has failed or been closed.
 func (c *Client) Done() <-chan struct{} { return c.done }

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
 // Api keys of the Forwarder tests.
 const (
-	keyTaken    int16 = 2001 // the forwarder takes it and answers at Flush
-	keyDeclined int16 = 2002 // the forwarder declines it: RawFallback answers
-	keyRefused  int16 = 2003 // the gate refuses it
+	keyTaken    messages.Key = 2001 // the forwarder takes it and answers at Flush
+	keyDeclined messages.Key = 2002 // the forwarder declines it: RawFallback answers
+	keyRefused  messages.Key = 2003 // the gate refuses it
 )
 
 // holdingForwarder takes keyTaken requests, holds them, and answers all of
@@ -78,7 +79,7 @@ func TestForwarder(t *testing.T) {
 
 	tests := []struct {
 		id       int32
-		key      int16
+		key      messages.Key
 		body     string
 		wantType ResponseType
 		wantBody string

@@ -30,7 +30,7 @@ const (
 
 // RequestHeader is the 8-byte header that starts every request payload.
 type RequestHeader struct {
-	APIKey     int16
+	APIKey     messages.Key
 	APIVersion int16
 	RequestID  int32
 }
@@ -239,7 +239,7 @@ func ParseRequest(payload []byte) (RequestHeader, []byte, error) {
 		return RequestHeader{}, nil, &FrameError{Kind: FrameTooShort, Length: int64(len(payload))}
 	}
 	h := RequestHeader{
-		APIKey:     int16(binary.BigEndian.Uint16(payload[0:2])),
+		APIKey:     messages.Key(binary.BigEndian.Uint16(payload[0:2])),
 		APIVersion: int16(binary.BigEndian.Uint16(payload[2:4])),
 		RequestID:  int32(binary.BigEndian.Uint32(payload[4:8])),
 	}

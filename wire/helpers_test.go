@@ -54,11 +54,11 @@ func testCtx(tb testing.TB) context.Context {
 
 // Test api keys. They sit outside Fluss's range so they never look real.
 const (
-	keyEcho     int16 = 9001 // echoes the ApiVersionsRequest
-	keySlow     int16 = 9002 // blocks until the test releases it
-	keyFail     int16 = 9003 // fails as client_software_name says
-	keyVersions int16 = 9004 // serves versions 1..2 only
-	keyCtx      int16 = 9005 // waits for its context to end
+	keyEcho     messages.Key = 9001 // echoes the ApiVersionsRequest
+	keySlow     messages.Key = 9002 // blocks until the test releases it
+	keyFail     messages.Key = 9003 // fails as client_software_name says
+	keyVersions messages.Key = 9004 // serves versions 1..2 only
+	keyCtx      messages.Key = 9005 // waits for its context to end
 )
 
 // control lets a test steer the blocking test APIs.
@@ -86,7 +86,7 @@ func testAPIs(ctl *control) []API {
 	newReq := func() proto.Message { return &messages.ApiVersionsRequest{} }
 	var mux *Mux
 	apis := []API{
-		{Key: apiVersionsKey, Name: "API_VERSIONS", NewRequest: newReq,
+		{Key: messages.KeyAPIVersions, Name: "API_VERSIONS", NewRequest: newReq,
 			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
 				resp := &messages.ApiVersionsResponse{}
 				for _, a := range mux.Versions() {

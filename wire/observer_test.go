@@ -87,7 +87,7 @@ func TestObserver(t *testing.T) {
 	reg := mustMarshal(t, &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("job-7")})
 	tests := []struct {
 		id      int32
-		key     int16
+		key     messages.Key
 		body    []byte
 		local   bool
 		passed  bool

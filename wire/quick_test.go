@@ -15,7 +15,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
-const keyQuick int16 = 9010
+const keyQuick messages.Key = 9010
 
 // quickAPI serves ApiVersionsRequests whose client_software_name starts
 // with "quick" from its Quick hook (answering the request echoed, as

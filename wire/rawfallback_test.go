@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
 func TestRawFallback(t *testing.T) {
@@ -29,7 +30,7 @@ func TestRawFallback(t *testing.T) {
 	r := dialRaw(t, addr)
 	tests := []struct {
 		name     string
-		key      int16
+		key      messages.Key
 		wantType ResponseType
 		wantBody []byte
 		wantCode flusserr.Code

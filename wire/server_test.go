@@ -27,7 +27,8 @@ func TestServerAnswers(t *testing.T) {
 	fail := func(mode string) []byte { return mustMarshal(t, echoReq(mode)) }
 	tests := []struct {
 		name     string
-		key, ver int16
+		key      messages.Key
+		ver      int16
 		body     []byte
 		wantType ResponseType
 		wantCode flusserr.Code
@@ -85,7 +86,7 @@ func TestServerAnswers(t *testing.T) {
 			wantMsg: []string{"neither a response nor an error"}},
 		{name: "response missing required field", key: keyFail, body: fail("missingrequired"), wantType: ResponseError, wantCode: -1,
 			wantMsg: []string{"PbApiVersion", "required"}},
-		{name: "still alive", key: apiVersionsKey, body: mustMarshal(t, echoReq("fluss")), wantType: ResponseSuccess,
+		{name: "still alive", key: messages.KeyAPIVersions, body: mustMarshal(t, echoReq("fluss")), wantType: ResponseSuccess,
 			check: func(t *testing.T, body []byte) {
 				var m messages.ApiVersionsResponse
 				if err := proto.Unmarshal(body, &m); err != nil || len(m.ApiVersions) != 6 || m.ServerType != nil {
@@ -388,7 +389,7 @@ func TestHandlerContextCancelledOnDisconnect(t *testing.T) {
 
 func TestGate(t *testing.T) {
 	gate := func(ctx context.Context, s *Session, h RequestHeader) error {
-		if h.APIKey == apiVersionsKey || s.Authenticated() {
+		if h.APIKey == messages.KeyAPIVersions || s.Authenticated() {
 			return nil
 		}
 		return flusserr.New(flusserr.AuthenticateException, "The connection has not completed authentication yet.")
@@ -402,7 +403,7 @@ func TestGate(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		key  int16
+		key  messages.Key
 		body []byte
 	}{
 		{name: "served key", key: keyEcho, body: mustMarshal(t, echoReq("x"))},
@@ -426,7 +427,7 @@ func TestGate(t *testing.T) {
 
 func TestGateAndSession(t *testing.T) {
 	gate := func(ctx context.Context, s *Session, h RequestHeader) error {
-		if h.APIKey == apiVersionsKey || h.APIKey == 1038 || s.Authenticated() {
+		if h.APIKey == messages.KeyAPIVersions || h.APIKey == 1038 || s.Authenticated() {
 			return nil
 		}
 		return flusserr.New(flusserr.AuthenticateException, "not authenticated")
@@ -482,7 +483,7 @@ func TestFallback(t *testing.T) {
 	ctx := testCtx(t)
 	tests := []struct {
 		name     string
-		key      int16
+		key      messages.Key
 		wantType ResponseType
 		wantBody []byte
 		wantCode flusserr.Code
@@ -620,7 +621,7 @@ func TestMaxConns(t *testing.T) {
 		t.Fatalf("ActiveConns = %d, want 1", n)
 	}
 	second := dialRaw(t, addr)
-	second.write(AppendRequest(nil, RequestHeader{APIKey: apiVersionsKey}, mustMarshal(t, echoReq("fluss"))))
+	second.write(AppendRequest(nil, RequestHeader{APIKey: messages.KeyAPIVersions}, mustMarshal(t, echoReq("fluss"))))
 	second.expectClosed()
 	if _, err := first.Handshake(testCtx(t)); err != nil {
 		t.Fatalf("first connection after refusing the second: %v", err)

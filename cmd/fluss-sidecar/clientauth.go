@@ -22,9 +22,6 @@ const (
 	keyClientJAAS      = "client.security.sasl.jaas.config"
 )
 
-// apiAuthenticate is AUTHENTICATE's api key.
-const apiAuthenticate = 1038
-
 // clientLogin is how the client subcommands log in: nil for PLAINTEXT.
 type clientLogin struct {
 	username, password string
@@ -72,7 +69,7 @@ func (l *clientLogin) authenticate(ctx context.Context, c *wire.Client) error {
 	}
 	token := make([]byte, 0, 2+len(l.username)+len(l.password))
 	token = append(append(append(append(token, 0), l.username...), 0), l.password...)
-	return c.Call(ctx, apiAuthenticate, 0, &messages.AuthenticateRequest{
+	return c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
 		Protocol: proto.String("PLAIN"), Token: token,
 	}, &messages.AuthenticateResponse{})
 }

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -105,12 +104,12 @@ func measureLargeRegister(t *testing.T, base int64, bound float64) {
 	// since the cloud storage SDKs were linked in; it does not grow with
 	// requests. The bound is on the rest: peak RSS less that part.
 	fileBacked := procStatusKB(t, pid, "RssFile")
-	r, err := c.CallRaw(ctx, sidecar.KeyRegisterProducerOffsets, 0, body)
+	r, err := c.CallRaw(ctx, messages.KeyRegisterProducerOffsets, 0, body)
 	if err != nil || r.Type != wire.ResponseSuccess {
 		t.Fatalf("register: %v %v %v", r.Type, r.Err(), err)
 	}
 	peak := procStatusKB(t, pid, "VmHWM")
-	r, err = c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, mustMarshalT(t, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("big")}))
+	r, err = c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, mustMarshalT(t, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("big")}))
 	if err != nil || r.Type != wire.ResponseSuccess || len(r.Body) < int(size)/2 {
 		t.Fatalf("get: %v %v %d bytes", r.Type, err, len(r.Body))
 	}
@@ -166,7 +165,7 @@ func TestHostileInputMemory(t *testing.T) {
 		conns = append(conns, nc)
 		go func(nc net.Conn) {
 			hdr := binary.BigEndian.AppendUint32(nil, frameLen)
-			hdr = wire.AppendRequest(hdr[:0], wire.RequestHeader{APIKey: sidecar.KeyRegisterProducerOffsets}, nil)
+			hdr = wire.AppendRequest(hdr[:0], wire.RequestHeader{APIKey: messages.KeyRegisterProducerOffsets}, nil)
 			binary.BigEndian.PutUint32(hdr, frameLen)
 			nc.SetWriteDeadline(time.Now().Add(2 * time.Minute))
 			if _, err := nc.Write(hdr); err != nil {
@@ -208,7 +207,7 @@ func TestHostileInputMemory(t *testing.T) {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
 		t.Logf("cannot reset the peak RSS: %v", err)
 	}
-	r, err := c.CallRaw(ctx, sidecar.KeyGetProducerOffsets, 0, body)
+	r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, body)
 	if err != nil || r.Type != wire.ResponseError {
 		t.Fatalf("huge id: %v %v", r.Type, err)
 	}

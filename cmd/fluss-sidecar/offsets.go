@@ -16,7 +16,6 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -142,7 +141,7 @@ func clientCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		out, err = callCoordinator(ctx, *bootstrap, login, func(c *wire.Client) (any, error) {
 			resp := &messages.RegisterProducerOffsetsResponse{}
-			if err := c.Call(ctx, sidecar.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
+			if err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
 				return nil, err
 			}
 			result := "CREATED"
@@ -157,7 +156,7 @@ func clientCmd(args []string, stdout, stderr io.Writer) int {
 		out, err = callCoordinator(ctx, *bootstrap, login, func(c *wire.Client) (any, error) {
 			resp := &messages.GetProducerOffsetsResponse{}
 			req := &messages.GetProducerOffsetsRequest{ProducerId: proto.String(*producerID)}
-			if err := c.Call(ctx, sidecar.KeyGetProducerOffsets, 0, req, resp); err != nil {
+			if err := c.Call(ctx, messages.KeyGetProducerOffsets, 0, req, resp); err != nil {
 				return nil, err
 			}
 			return getJSON(*producerID, resp), nil
@@ -165,7 +164,7 @@ func clientCmd(args []string, stdout, stderr io.Writer) int {
 	case "delete":
 		out, err = callCoordinator(ctx, *bootstrap, login, func(c *wire.Client) (any, error) {
 			req := &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(*producerID)}
-			if err := c.Call(ctx, sidecar.KeyDeleteProducerOffsets, 0, req, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+			if err := c.Call(ctx, messages.KeyDeleteProducerOffsets, 0, req, &messages.DeleteProducerOffsetsResponse{}); err != nil {
 				return nil, err
 			}
 			return map[string]any{"producer_id": *producerID, "deleted": true}, nil
@@ -258,7 +257,7 @@ func callCoordinator(ctx context.Context, bootstrap string, login *clientLogin, 
 	}
 	defer c.Close()
 	md := &messages.MetadataResponse{}
-	if err := c.Call(ctx, sidecar.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
+	if err := c.Call(ctx, messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
 		return nil, fmt.Errorf("metadata from %s: %w", bootstrap, err)
 	}
 	coord := md.GetCoordinatorServer()

@@ -36,19 +36,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// Api keys the fake serves.
-const (
-	KeyAPIVersions    int16 = 1000
-	KeyListDatabases  int16 = 1003
-	KeyDatabaseExists int16 = 1004
-	KeyGetTableInfo   int16 = 1007
-	KeyGetMetadata    int16 = 1012
-	KeyAuthenticate   int16 = 1038
-	KeyRegister       int16 = 1053
-	KeyGet            int16 = 1054
-	KeyDelete         int16 = 1055
-)
-
 // UpstreamProducerID is the producer_id of every GET_PRODUCER_OFFSETS answer
 // of the fake.
 const UpstreamProducerID = "from-upstream"
@@ -66,14 +53,14 @@ type Config struct {
 	// Versions overrides the announced version range of some keys, as
 	// [min, max]. Keys not listed use [0, 0]; GET_TABLE_INFO defaults to
 	// [0, 1].
-	Versions map[int16][2]int32
+	Versions map[messages.Key][2]int32
 	Logger   hclog.Logger
 }
 
 // Request is one recorded request.
 type Request struct {
 	ConnID    uint64
-	APIKey    int16
+	APIKey    messages.Key
 	RequestID int32
 	// Principal is the connection's principal when the request arrived:
 	// the PLAIN user, or "" before authentication / on PLAINTEXT.
@@ -107,7 +94,7 @@ type Coordinator struct {
 	done chan struct{}
 
 	mu       sync.Mutex
-	faults   map[int16]Fault
+	faults   map[messages.Key]Fault
 	requests []Request
 	conns    map[string]net.Conn // by remote address
 }
@@ -129,7 +116,7 @@ func Start(cfg Config) (*Coordinator, error) {
 		addr:   ln.Addr().String(),
 		port:   int32(ln.Addr().(*net.TCPAddr).Port),
 		done:   make(chan struct{}),
-		faults: make(map[int16]Fault),
+		faults: make(map[messages.Key]Fault),
 		conns:  make(map[string]net.Conn),
 	}
 	c.ln = &trackingListener{Listener: ln, c: c}
@@ -166,14 +153,14 @@ func (c *Coordinator) Close() {
 }
 
 // Inject sets the fault for key, replacing any previous one.
-func (c *Coordinator) Inject(key int16, f Fault) {
+func (c *Coordinator) Inject(key messages.Key, f Fault) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.faults[key] = f
 }
 
 // Clear removes the fault for key.
-func (c *Coordinator) Clear(key int16) {
+func (c *Coordinator) Clear(key messages.Key) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.faults, key)
@@ -188,7 +175,7 @@ func (c *Coordinator) Requests() []Request {
 }
 
 // RequestsFor returns the recorded requests of one api key.
-func (c *Coordinator) RequestsFor(key int16) []Request {
+func (c *Coordinator) RequestsFor(key messages.Key) []Request {
 	var out []Request
 	for _, r := range c.Requests() {
 		if r.APIKey == key {
@@ -299,7 +286,7 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 			return f.Err
 		}
 	}
-	if len(c.cfg.Users) > 0 && h.APIKey != KeyAPIVersions && h.APIKey != KeyAuthenticate && !s.Authenticated() {
+	if len(c.cfg.Users) > 0 && h.APIKey != messages.KeyAPIVersions && h.APIKey != messages.KeyAuthenticate && !s.Authenticated() {
 		return flusserr.New(flusserr.AuthenticateException,
 			"The connection has not completed authentication yet.")
 	}
@@ -307,12 +294,15 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 }
 
 func (c *Coordinator) versions() []*messages.PbApiVersion {
-	keys := []int16{KeyAPIVersions, KeyListDatabases, KeyDatabaseExists, KeyGetTableInfo,
-		KeyGetMetadata, KeyAuthenticate, KeyRegister, KeyGet, KeyDelete}
+	keys := []messages.Key{
+		messages.KeyAPIVersions, messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo,
+		messages.KeyGetMetadata, messages.KeyAuthenticate,
+		messages.KeyRegisterProducerOffsets, messages.KeyGetProducerOffsets, messages.KeyDeleteProducerOffsets,
+	}
 	var out []*messages.PbApiVersion
 	for _, k := range keys {
 		r := [2]int32{0, 0}
-		if k == KeyGetTableInfo {
+		if k == messages.KeyGetTableInfo {
 			r = [2]int32{0, 1}
 		}
 		if v, ok := c.cfg.Versions[k]; ok {
@@ -326,32 +316,32 @@ func (c *Coordinator) versions() []*messages.PbApiVersion {
 }
 
 func (c *Coordinator) mux() *wire.Mux {
-	api := func(key int16, name string, newReq func() proto.Message, h wire.Handler) wire.API {
+	api := func(key messages.Key, newReq func() proto.Message, h wire.Handler) wire.API {
 		max := int16(0)
 		if v, ok := c.cfg.Versions[key]; ok {
 			max = int16(v[1])
 		}
-		return wire.API{Key: key, Name: name, MaxVersion: max, NewRequest: newReq, Handle: h}
+		return wire.API{Key: key, Name: key.Name(), MaxVersion: max, NewRequest: newReq, Handle: h}
 	}
 	return wire.NewMux(
-		api(KeyAPIVersions, "API_VERSIONS", func() proto.Message { return &messages.ApiVersionsRequest{} },
+		api(messages.KeyAPIVersions, func() proto.Message { return &messages.ApiVersionsRequest{} },
 			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
 				return &messages.ApiVersionsResponse{ApiVersions: c.versions(), ServerType: proto.Int32(ServerTypeCoordinator)}, nil
 			}),
-		api(KeyGetMetadata, "GET_METADATA", func() proto.Message { return &messages.MetadataRequest{} },
+		api(messages.KeyGetMetadata, func() proto.Message { return &messages.MetadataRequest{} },
 			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
 				return c.Metadata(), nil
 			}),
-		api(KeyAuthenticate, "AUTHENTICATE", func() proto.Message { return &messages.AuthenticateRequest{} }, c.authenticate),
-		api(KeyRegister, "REGISTER_PRODUCER_OFFSETS", func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
+		api(messages.KeyAuthenticate, func() proto.Message { return &messages.AuthenticateRequest{} }, c.authenticate),
+		api(messages.KeyRegisterProducerOffsets, func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
 			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
 				return &messages.RegisterProducerOffsetsResponse{Result: proto.Int32(1)}, nil
 			}),
-		api(KeyGet, "GET_PRODUCER_OFFSETS", func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
+		api(messages.KeyGetProducerOffsets, func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
 			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
 				return &messages.GetProducerOffsetsResponse{ProducerId: proto.String(UpstreamProducerID), ExpirationTime: proto.Int64(1)}, nil
 			}),
-		api(KeyDelete, "DELETE_PRODUCER_OFFSETS", func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
+		api(messages.KeyDeleteProducerOffsets, func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
 			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
 				return &messages.DeleteProducerOffsetsResponse{}, nil
 			}),
@@ -430,7 +420,7 @@ func ParsePlain(token []byte) (user, password string, err error) {
 // would only hang a test).
 func (c *Coordinator) echo(_ context.Context, _ *wire.Session, h wire.RequestHeader, body []byte) (wire.Response, error) {
 	switch h.APIKey {
-	case KeyListDatabases, KeyDatabaseExists, KeyGetTableInfo:
+	case messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo:
 		return wire.Response{Type: wire.ResponseSuccess, Body: body}, nil
 	}
 	return wire.Response{}, flusserr.New(flusserr.UnsupportedVersion,

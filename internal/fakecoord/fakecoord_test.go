@@ -46,28 +46,28 @@ func TestPlaintextServes(t *testing.T) {
 		t.Fatalf("api versions %v", v)
 	}
 	var md messages.MetadataResponse
-	if err := cl.Call(ctx, KeyGetMetadata, 0, nil, &md); err != nil {
+	if err := cl.Call(ctx, messages.KeyGetMetadata, 0, nil, &md); err != nil {
 		t.Fatal(err)
 	}
 	if md.GetCoordinatorServer().GetNodeId() != 7 || md.GetCoordinatorServer().GetPort() != c.Port() {
 		t.Fatalf("metadata %v", &md)
 	}
-	r, err := cl.CallRaw(ctx, KeyGetTableInfo, 1, []byte{1, 2, 3})
+	r, err := cl.CallRaw(ctx, messages.KeyGetTableInfo, 1, []byte{1, 2, 3})
 	if err != nil || r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, []byte{1, 2, 3}) {
 		t.Fatalf("echo %+v %v", r, err)
 	}
 	var get messages.GetProducerOffsetsResponse
-	if err := cl.Call(ctx, KeyGet, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("x")}, &get); err != nil {
+	if err := cl.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("x")}, &get); err != nil {
 		t.Fatal(err)
 	}
 	if get.GetProducerId() != UpstreamProducerID {
 		t.Fatalf("get %v", &get)
 	}
-	err = cl.Call(ctx, KeyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte{}}, nil)
+	err = cl.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte{}}, nil)
 	if fe, ok := flusserr.From(err); !ok || fe.Code != flusserr.AuthenticateException {
 		t.Fatalf("authenticate on plaintext: %v", err)
 	}
-	if n := len(c.RequestsFor(KeyGetTableInfo)); n != 1 {
+	if n := len(c.RequestsFor(messages.KeyGetTableInfo)); n != 1 {
 		t.Fatalf("recorded %d GET_TABLE_INFO", n)
 	}
 }
@@ -91,11 +91,11 @@ func TestSASL(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Before authentication only 1000 and 1038 are served.
-			_, err := cl.CallRaw(ctx, KeyListDatabases, 0, nil)
+			_, err := cl.CallRaw(ctx, messages.KeyListDatabases, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = cl.Call(ctx, KeyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte(tt.token)}, nil)
+			err = cl.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte(tt.token)}, nil)
 			if tt.wantCode != flusserr.None {
 				if fe, ok := flusserr.From(err); !ok || fe.Code != tt.wantCode {
 					t.Fatalf("got %v, want code %d", err, tt.wantCode)
@@ -105,11 +105,11 @@ func TestSASL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := cl.CallRaw(ctx, KeyListDatabases, 0, []byte{9})
+			r, err := cl.CallRaw(ctx, messages.KeyListDatabases, 0, []byte{9})
 			if err != nil || r.Type != wire.ResponseSuccess {
 				t.Fatalf("after auth: %+v %v", r, err)
 			}
-			reqs := c.RequestsFor(KeyListDatabases)
+			reqs := c.RequestsFor(messages.KeyListDatabases)
 			if last := reqs[len(reqs)-1]; last.Principal != "alice" {
 				t.Fatalf("principal %q", last.Principal)
 			}
@@ -121,27 +121,27 @@ func TestFaults(t *testing.T) {
 	c := start(t, Config{})
 	cl, ctx := dial(t, c.Addr())
 
-	c.Inject(KeyDatabaseExists, Fault{Err: flusserr.New(flusserr.NotCoordinatorLeader, "")})
-	r, err := cl.CallRaw(ctx, KeyDatabaseExists, 0, nil)
+	c.Inject(messages.KeyDatabaseExists, Fault{Err: flusserr.New(flusserr.NotCoordinatorLeader, "")})
+	r, err := cl.CallRaw(ctx, messages.KeyDatabaseExists, 0, nil)
 	if err != nil || r.Type != wire.ResponseError {
 		t.Fatalf("%+v %v", r, err)
 	}
 	if fe, _ := flusserr.From(r.Err()); fe.Code != flusserr.NotCoordinatorLeader {
 		t.Fatalf("code %v", r.Err())
 	}
-	c.Clear(KeyDatabaseExists)
+	c.Clear(messages.KeyDatabaseExists)
 
 	hold := make(chan struct{})
 	entered := make(chan Request, 1)
-	c.Inject(KeyGetTableInfo, Fault{Hold: hold, Entered: entered})
+	c.Inject(messages.KeyGetTableInfo, Fault{Hold: hold, Entered: entered})
 	res := make(chan wire.Response, 1)
 	go func() {
-		r, _ := cl.CallRaw(ctx, KeyGetTableInfo, 0, []byte("held"))
+		r, _ := cl.CallRaw(ctx, messages.KeyGetTableInfo, 0, []byte("held"))
 		res <- r
 	}()
 	<-entered
 	// Another request passes the held one.
-	if r, err := cl.CallRaw(ctx, KeyListDatabases, 0, []byte("x")); err != nil || string(r.Body) != "x" {
+	if r, err := cl.CallRaw(ctx, messages.KeyListDatabases, 0, []byte("x")); err != nil || string(r.Body) != "x" {
 		t.Fatalf("%+v %v", r, err)
 	}
 	close(hold)
@@ -149,15 +149,15 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("held answer %+v", r)
 	}
 
-	c.Inject(KeyListDatabases, Fault{Disconnect: true})
-	if _, err := cl.CallRaw(ctx, KeyListDatabases, 0, nil); err == nil {
+	c.Inject(messages.KeyListDatabases, Fault{Disconnect: true})
+	if _, err := cl.CallRaw(ctx, messages.KeyListDatabases, 0, nil); err == nil {
 		t.Fatal("call on a cut connection succeeded")
 	}
 
-	c.Clear(KeyListDatabases)
+	c.Clear(messages.KeyListDatabases)
 	cl2, ctx2 := dial(t, c.Addr())
-	c.Inject(KeyListDatabases, Fault{ServerFailure: true})
-	_, err = cl2.CallRaw(ctx2, KeyListDatabases, 0, nil)
+	c.Inject(messages.KeyListDatabases, Fault{ServerFailure: true})
+	_, err = cl2.CallRaw(ctx2, messages.KeyListDatabases, 0, nil)
 	if _, ok := err.(*wire.ServerFailureError); !ok {
 		t.Fatalf("want a server failure, got %v", err)
 	}
