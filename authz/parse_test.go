@@ -35,6 +35,9 @@ func TestParsePlainToken(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%q: got %+v %v", c.in, got, err)
 		}
+		if b := string(got.Bytes()); b != c.in {
+			t.Errorf("%+v.Bytes() = %q, want %q", got, b, c.in)
+		}
 	}
 }
 

@@ -40,6 +40,15 @@ func ParsePlainToken(token []byte) (PlainToken, error) {
 	return t, nil
 }
 
+// Bytes encodes t as a PLAIN initial response: authzid NUL user NUL
+// password. A client logging in as itself leaves AuthzID empty.
+func (t PlainToken) Bytes() []byte {
+	b := make([]byte, 0, len(t.AuthzID)+len(t.User)+len(t.Password)+2)
+	b = append(append(b, t.AuthzID...), 0)
+	b = append(append(b, t.User...), 0)
+	return append(b, t.Password...)
+}
+
 // Credentials holds PLAIN users and their passwords. The zero value has no
 // users. It is read-only after construction.
 type Credentials struct {

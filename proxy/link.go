@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -209,8 +210,7 @@ func (l *link) authenticate(ctx context.Context, up *upstreamConn) error {
 	if l.authed.Load() {
 		return l.checkUser(user)
 	}
-	token := make([]byte, 0, 2+len(user)+len(password))
-	token = append(append(append(append(token, 0), user...), 0), password...)
+	token := authz.PlainToken{User: user, Password: password}.Bytes()
 	actx, cancel := context.WithTimeout(ctx, l.p.cfg.ConnectTimeout)
 	defer cancel()
 	err := up.client.Call(actx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{

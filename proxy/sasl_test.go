@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
@@ -27,10 +28,11 @@ func testSecurity(users map[string]string) (wire.API, wire.GateFunc, func(*wire.
 		Key: messages.KeyAuthenticate, Name: "AUTHENTICATE",
 		NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
 		Handle: func(_ context.Context, s *wire.Session, req proto.Message) (proto.Message, error) {
-			user, pass, err := fakecoord.ParsePlain(req.(*messages.AuthenticateRequest).GetToken())
+			tok, err := authz.ParsePlainToken(req.(*messages.AuthenticateRequest).GetToken())
 			if err != nil {
 				return nil, flusserr.New(flusserr.AuthenticateException, err.Error())
 			}
+			user, pass := tok.User, tok.Password
 			if want, ok := users[user]; !ok || subtle.ConstantTimeCompare([]byte(want), []byte(pass)) != 1 {
 				return nil, flusserr.New(flusserr.AuthenticateException, "bad credentials")
 			}

@@ -67,8 +67,7 @@ func (l *clientLogin) authenticate(ctx context.Context, c *wire.Client) error {
 	if l == nil {
 		return nil
 	}
-	token := make([]byte, 0, 2+len(l.username)+len(l.password))
-	token = append(append(append(append(token, 0), l.username...), 0), l.password...)
+	token := authz.PlainToken{User: l.username, Password: l.password}.Bytes()
 	return c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
 		Protocol: proto.String("PLAIN"), Token: token,
 	}, &messages.AuthenticateResponse{})

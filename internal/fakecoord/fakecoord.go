@@ -23,7 +23,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -31,6 +30,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -378,41 +378,16 @@ func (c *Coordinator) authenticate(_ context.Context, s *wire.Session, req proto
 	if s.Authenticated() {
 		return &messages.AuthenticateResponse{}, nil
 	}
-	user, pass, err := ParsePlain(r.GetToken())
+	tok, err := authz.ParsePlainToken(r.GetToken())
 	if err != nil {
 		return nil, flusserr.New(flusserr.AuthenticateException, err.Error())
 	}
-	want, ok := c.cfg.Users[user]
-	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(pass)) != 1 {
+	want, ok := c.cfg.Users[tok.User]
+	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(tok.Password)) != 1 {
 		return nil, flusserr.New(flusserr.AuthenticateException, "Authentication failed: Invalid username or password")
 	}
-	s.SetIdentity(user, true)
+	s.SetIdentity(tok.User, true)
 	return &messages.AuthenticateResponse{Challenge: []byte{}}, nil
-}
-
-// ParsePlain splits a SASL PLAIN token "authzid\0user\0password". A
-// non-empty authzid must equal the user.
-func ParsePlain(token []byte) (user, password string, err error) {
-	parts := make([][]byte, 0, 3)
-	start := 0
-	for i, b := range token {
-		if b == 0 {
-			parts = append(parts, token[start:i])
-			start = i + 1
-		}
-	}
-	parts = append(parts, token[start:])
-	if len(parts) != 3 {
-		return "", "", fmt.Errorf("invalid SASL/PLAIN token: expected 3 NUL-separated parts, found %d", len(parts))
-	}
-	authz, u, p := string(parts[0]), string(parts[1]), string(parts[2])
-	if u == "" {
-		return "", "", errors.New("invalid SASL/PLAIN token: empty user name")
-	}
-	if authz != "" && authz != u {
-		return "", "", errors.New("invalid SASL/PLAIN token: authorization id differs from the user name")
-	}
-	return u, p, nil
 }
 
 // echo answers the opaque admin keys with their request body, and any other
