@@ -1,0 +1,321 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// maxQueuedOut bounds the response bytes queued on one connection beyond
+// which a goroutine answering a request waits for the socket, so a client
+// that does not read its answers stops the server from reading requests.
+const maxQueuedOut = 1 << 20
+
+// serverConn is one client connection: a reader (run), one goroutine per
+// request (or a Forward hook answering through a Replier), and the single
+// writer that owns the socket's write side.
+type serverConn struct {
+	srv  *Server
+	nc   net.Conn
+	br   *bufio.Reader
+	sess *Session
+	log  hclog.Logger
+
+	ctx    context.Context // cancelled when the connection closes
+	cancel context.CancelFunc
+	// readCtx is cancelled when the connection drains or closes; the
+	// reader waits for room in the budget under it.
+	readCtx    context.Context
+	readCancel context.CancelFunc
+
+	chargeMu sync.Mutex
+	charges  map[int32][]int64 // budget charges of forwarded requests
+
+	w          *sockWriter
+	scratch    []byte // the reader's buffer for Quick answers
+	writerStop chan struct{}
+	rep        *Replier
+	sem        chan struct{}
+	running    chan struct{} // slots of handlers running at once
+	handlers   sync.WaitGroup
+	inflight   atomic.Int64
+	draining   atomic.Bool
+	// readDeadline is the idle deadline last set by the reader (only the
+	// reader goroutine touches it; drain sets its own deadline).
+	readDeadline time.Time
+	closeOnce    sync.Once
+
+	// pending traces the requests the Forward hook took, by request id,
+	// while tracking() holds.
+	pendingMu sync.Mutex
+	pending   map[int32]reqTrace
+}
+
+func newServerConn(s *Server, nc net.Conn) *serverConn {
+	id := s.nextConnID.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	readCtx, readCancel := context.WithCancel(ctx)
+	c := &serverConn{
+		readCtx:    readCtx,
+		readCancel: readCancel,
+		charges:    map[int32][]int64{},
+		srv:        s,
+		nc:         nc,
+		br:         bufio.NewReaderSize(nc, 64<<10),
+		sess: &Session{
+			ConnID:       id,
+			RemoteAddr:   nc.RemoteAddr(),
+			LocalAddr:    nc.LocalAddr(),
+			ListenerName: s.cfg.ListenerName,
+		},
+		log:        s.log.With("conn", id),
+		ctx:        ctx,
+		cancel:     cancel,
+		writerStop: make(chan struct{}),
+		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
+		running:    make(chan struct{}, s.cfg.MaxRunningPerConn),
+	}
+	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writerStop, c.writeFailed)
+	c.w.maxQueued = maxQueuedOut
+	c.rep = &Replier{c: c}
+	c.sess.closeWhenIdle = c.drain
+	c.sess.closeNow = c.abort
+	return c
+}
+
+func (c *serverConn) run() {
+	defer c.srv.removeConn(c)
+	c.log.Debug("connection opened", "remote", c.sess.RemoteAddr.String())
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.w.run()
+	}()
+	if c.srv.cfg.OnConnect != nil {
+		c.srv.cfg.OnConnect(c.ctx, c.sess)
+	}
+	if c.readLoop() {
+		go c.watchPeer()
+	} else {
+		// The peer is gone or out of sync: nobody will read the answers.
+		c.cancel()
+	}
+	c.handlers.Wait()
+	c.w.flush()
+	close(c.writerStop)
+	<-writerDone
+	c.closeConn()
+	c.cancel()
+	c.log.Debug("connection closed")
+}
+
+func (c *serverConn) closeConn() {
+	c.closeOnce.Do(func() { c.nc.Close() })
+}
+
+// drain stops reading new requests; in-flight ones still get answered.
+func (c *serverConn) drain() {
+	c.draining.Store(true)
+	c.readCancel()
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// watchPeer runs while a draining connection finishes its requests. The
+// reader stopped on the drain deadline, which can also hide a peer that has
+// just gone away; watchPeer cancels the requests in flight as soon as the
+// peer is seen gone. Requests that arrive during the drain are not served:
+// the connection closes once the drain ends.
+func (c *serverConn) watchPeer() {
+	c.nc.SetReadDeadline(time.Time{})
+	io.Copy(io.Discard, c.br)
+	c.cancel()
+}
+
+// abort cancels in-flight requests and closes the socket.
+func (c *serverConn) abort() {
+	c.cancel()
+	c.closeConn()
+}
+
+// setReadDeadline sets the idle deadline unless the connection is draining;
+// it reports false when draining. Checking after setting closes the race
+// with drain, which sets the flag before its own (past) deadline.
+//
+// Moving a socket's deadline costs a timer update, twice per request, so
+// the deadline is moved only when it is nearer than IdleTimeout, and then
+// to IdleTimeout plus a sixteenth: a connection is closed after between
+// IdleTimeout and 17/16 of it without a request.
+func (c *serverConn) setReadDeadline() bool {
+	if c.draining.Load() {
+		return false
+	}
+	idle := c.srv.cfg.IdleTimeout
+	if want := time.Now().Add(idle); c.readDeadline.Before(want) {
+		c.readDeadline = want.Add(idle / 16)
+		c.nc.SetReadDeadline(c.readDeadline)
+	}
+	return !c.draining.Load()
+}
+
+// readLoop reads requests until the connection ends or drains. It reports
+// whether requests in flight should still be answered: true only when it
+// stopped because the server is draining and the peer is still there. On an
+// unreadable frame it queues the SERVER_FAILURE first.
+func (c *serverConn) readLoop() (answerInFlight bool) {
+	defer c.flushForwarded()
+	for {
+		if !frameBuffered(c.br) {
+			c.flushForwarded()
+		}
+		if !c.setReadDeadline() {
+			return true
+		}
+		// Wait for the first byte of a frame, so that an idle timeout never
+		// strikes in the middle of one.
+		if _, err := c.br.Peek(1); err != nil {
+			if isTimeout(err) && !c.draining.Load() && c.inflight.Load() > 0 {
+				continue
+			}
+			c.logReadEnd(err)
+			return c.draining.Load() && isTimeout(err)
+		}
+		if !c.setReadDeadline() {
+			return true
+		}
+		payload, charge, borrowed, err := c.readRequest()
+		if err == nil {
+			var h RequestHeader
+			var body []byte
+			h, body, err = ParseRequest(payload)
+			started := err == nil && c.start(h, body, borrowed, charge)
+			if borrowed {
+				c.br.Discard(len(payload))
+			}
+			if started {
+				continue
+			}
+			c.srv.cfg.Budget.Release(charge)
+			if err == nil {
+				return false // the connection died while start waited
+			}
+		}
+		if errors.Is(err, errStopReading) {
+			return c.draining.Load()
+		}
+		var fe *FrameError
+		if errors.As(err, &fe) {
+			c.log.Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
+			c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
+			c.w.flush()
+			c.closeConn()
+			return false
+		}
+		c.logReadEnd(err)
+		return c.draining.Load() && isTimeout(err)
+	}
+}
+
+// errStopReading reports that the reader gave up waiting for room in the
+// budget because the connection is draining or closing.
+var errStopReading = errors.New("wire: stopped reading")
+
+// readRequest reads one frame's payload, reserving its length in the
+// server's budget before reading the body; the caller releases charge once
+// the request is answered. While the reservation does not fit, the
+// connection reads nothing more (backpressure), after handing the Forward
+// hook's held-back requests on so that their answers can free room.
+//
+// A payload already whole in the read buffer is borrowed rather than
+// copied: it is valid until the caller discards it from c.br, which the
+// caller must do before reading on.
+func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool, err error) {
+	lb, err := c.br.Peek(lengthFieldSize)
+	if err != nil {
+		return nil, 0, false, unexpected(err)
+	}
+	n, err := checkLength([lengthFieldSize]byte(lb), c.srv.cfg.MaxFrameSize)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	b := c.srv.cfg.Budget
+	charge = int64(n)
+	if !b.TryAcquire(charge) {
+		c.flushForwarded()
+		c.log.Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
+		if err := b.Acquire(c.readCtx, charge); err != nil {
+			return nil, 0, false, errStopReading
+		}
+		if !c.setReadDeadline() {
+			b.Release(charge)
+			return nil, 0, false, errStopReading
+		}
+	}
+	c.br.Discard(lengthFieldSize)
+	if c.br.Buffered() >= int(n) {
+		if payload, err = c.br.Peek(int(n)); err == nil {
+			return payload, charge, true, nil
+		}
+	}
+	payload, err = readPayload(c.br, n)
+	if err != nil {
+		b.Release(charge)
+		return nil, 0, false, err
+	}
+	return payload, charge, false, nil
+}
+
+// holdCharge records the budget charge of a request offered to the Forward
+// hook, to be released when it is answered.
+func (c *serverConn) holdCharge(id int32, charge int64) {
+	c.chargeMu.Lock()
+	c.charges[id] = append(c.charges[id], charge)
+	c.chargeMu.Unlock()
+}
+
+// releaseCharge releases the oldest charge recorded for request id. A
+// client may reuse an id while it is in flight; the totals still match.
+func (c *serverConn) releaseCharge(id int32) {
+	c.srv.cfg.Budget.Release(c.takeCharge(id))
+}
+
+// takeCharge removes and returns the oldest charge recorded for id.
+func (c *serverConn) takeCharge(id int32) int64 {
+	c.chargeMu.Lock()
+	q := c.charges[id]
+	var n int64
+	if len(q) > 0 {
+		n = q[0]
+		if len(q) == 1 {
+			delete(c.charges, id)
+		} else {
+			c.charges[id] = q[1:]
+		}
+	}
+	c.chargeMu.Unlock()
+	return n
+}
+
+func (c *serverConn) logReadEnd(err error) {
+	switch {
+	case c.draining.Load():
+	case errors.Is(err, io.EOF):
+		c.log.Debug("client closed the connection")
+	case isTimeout(err):
+		c.log.Debug("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
+	case errors.Is(err, net.ErrClosed):
+	default:
+		c.log.Debug("read failed; closing connection", "error", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,385 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime/debug"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+)
+
+// start runs one request: at once on the reader goroutine when the API's
+// Quick hook answers it; otherwise, once an in-flight slot is free, through
+// the Forward hook when it takes the request, else on its own goroutine. It
+// reports false if the connection died while waiting for a slot. A borrowed
+// body lives in the read buffer (see readRequest): it is copied before
+// anything keeps it.
+func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge int64) bool {
+	api, local := c.srv.cfg.Mux.Lookup(h.APIKey)
+	tr := c.begin(h, requestHeaderSize+len(body), &api, local)
+	gated := false
+	if local && api.Quick != nil && h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
+		// Answered here and now, a Quick request takes no in-flight slot:
+		// it holds nothing once this returns.
+		var frame []byte
+		var pid string
+		var wait Waiter
+		frame, pid, gated, wait = c.quick(&api, h, body)
+		if wait != nil {
+			if !c.acquireSlot() {
+				c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
+				return false
+			}
+			if borrowed {
+				body = bytes.Clone(body)
+			}
+			go c.serveAfter(&api, wait, h, body, charge, tr)
+			return true
+		}
+		if frame != nil {
+			tr.producerID = flusserr.Echo(pid)
+			c.srv.cfg.Budget.Release(charge)
+			if len(frame) > maxScratch {
+				c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
+			}
+			c.finishFrame(tr, frame)
+			c.send(frame)
+			if cap(frame) <= maxScratch && len(c.scratch) == 0 && cap(frame) > cap(c.scratch) {
+				c.scratch = frame[:0]
+			}
+			return true
+		}
+	}
+	if !c.acquireSlot() {
+		c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
+		return false
+	}
+	if borrowed {
+		body = bytes.Clone(body)
+	}
+	if c.srv.cfg.Forward != nil {
+		if !local {
+			// Tracked before the offer: the answer may come before it
+			// returns. Untracked requests are finished here or not at all.
+			tracked := c.tracking() && c.track(tr)
+			var frame []byte
+			c.holdCharge(h.RequestID, charge)
+			frame, gated = c.offer(h, body)
+			if frame != nil || gated {
+				c.takeCharge(h.RequestID) // not taken: charge stays with this request
+			}
+			if frame != nil {
+				c.srv.cfg.Budget.Release(charge)
+				if tracked {
+					c.untrack(h.RequestID)
+				}
+				go c.answer(tr, frame)
+				return true
+			}
+			if !gated {
+				if !tracked {
+					c.finishUntracked(tr)
+				}
+				return true // the Forward hook took it
+			}
+			if tracked {
+				c.untrack(h.RequestID)
+			}
+		}
+	}
+	go c.serve(h, body, gated, charge, tr)
+	return true
+}
+
+// answer sends a ready answer on its own goroutine, since sending may wait
+// for the client.
+func (c *serverConn) answer(tr reqTrace, frame []byte) {
+	defer c.done()
+	c.finishFrame(tr, frame)
+	c.send(frame)
+}
+
+// acquireSlot takes an in-flight slot for a request that is not answered at
+// once, waiting while MaxInFlightPerConn are taken; it reports false if the
+// connection died meanwhile.
+func (c *serverConn) acquireSlot() bool {
+	select {
+	case c.sem <- struct{}{}:
+	default:
+		// Requests the Forward hook holds back must go out before waiting
+		// for a slot, or their answers could never free one.
+		c.flushForwarded()
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return false
+		}
+	}
+	c.inflight.Add(1)
+	c.handlers.Add(1)
+	return true
+}
+
+// serve answers one request on its own goroutine. A method rather than a
+// closure, so that the request's bytes are garbage once the handler has
+// decoded them instead of living as long as the goroutine.
+func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int64, tr reqTrace) {
+	defer c.done()
+	var frame []byte
+	select {
+	case c.running <- struct{}{}:
+		frame = c.process(h, body, gated, &tr)
+		<-c.running
+	case <-c.ctx.Done():
+		frame = c.errorFrame(h, c.ctx.Err()) // nobody reads it
+	}
+	c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
+	c.srv.cfg.Budget.Release(charge)
+	// Counted and logged before the client can see the answer.
+	c.finishFrame(tr, frame)
+	c.send(frame)
+}
+
+// panicFrame logs a panic of what (a handler or hook) serving h, with its
+// stack, and returns the internal-error answer for it.
+func (c *serverConn) panicFrame(what string, h RequestHeader, r any) []byte {
+	c.log.Error(what+" panicked", "api_key", h.APIKey, "request_id", h.RequestID,
+		"error", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return AppendError(nil, h.RequestID, flusserr.UnknownServerError,
+		truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+}
+
+// maxScratch bounds the buffer a connection keeps for building Quick
+// answers.
+const maxScratch = 64 << 10
+
+// quick runs the Gate and the API's Quick hook on the reader goroutine. It
+// returns the frame to answer with: the Quick answer (built in c.scratch),
+// a Gate error or a panic; or nil with gated=true when Quick declined, so
+// that the request is served as usual without running the Gate again.
+func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool, wait Waiter) {
+	defer func() {
+		if r := recover(); r != nil {
+			frame, wait = c.panicFrame("handler", h, r), nil
+		}
+	}()
+	if g := c.srv.cfg.Gate; g != nil {
+		if err := g(c.ctx, c.sess, h); err != nil {
+			return c.errorFrame(h, err), "", false, nil
+		}
+	}
+	if api.QuickWait != nil {
+		if w := api.QuickWait(c.sess, h.APIVersion, body); w != nil {
+			return nil, "", true, w
+		}
+	}
+	buf := c.scratch
+	c.scratch = nil // not shared with a send that panics half-way
+	frame, pid, ok := c.quickFrame(api, h, body, buf[:0])
+	if !ok {
+		c.scratch = buf
+		return nil, "", true, nil
+	}
+	return frame, pid, false, nil
+}
+
+// quickFrame offers the request to Quick, building the answer's frame in
+// buf; ok is false when Quick declined.
+func (c *serverConn) quickFrame(api *API, h RequestHeader, body, buf []byte) (frame []byte, producerID string, ok bool) {
+	frame, off := beginFrame(buf)
+	frame = append(frame, byte(ResponseSuccess))
+	frame = binary.BigEndian.AppendUint32(frame, uint32(h.RequestID))
+	frame, pid, ok := api.Quick(c.sess, h.APIVersion, body, frame)
+	if !ok {
+		return nil, "", false
+	}
+	if len(frame)-off-lengthFieldSize > math.MaxInt32 {
+		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)-off-lengthFieldSize)), pid, true
+	}
+	return endFrame(frame, off), pid, true
+}
+
+// serveAfter answers, on its own goroutine and in its in-flight slot, a
+// request whose Quick answer must wait for w (API.QuickWait): by Quick once
+// w is met, else as serve does. The Gate already ran.
+func (c *serverConn) serveAfter(api *API, w Waiter, h RequestHeader, body []byte, charge int64, tr reqTrace) {
+	select {
+	case <-w.Done():
+	case <-c.ctx.Done():
+		defer c.done()
+		c.srv.cfg.Budget.Release(charge)
+		c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
+		return
+	}
+	if w.Err() == nil {
+		frame, pid, ok := c.quickAfter(api, h, body)
+		if ok {
+			defer c.done()
+			tr.producerID = flusserr.Echo(pid)
+			c.srv.cfg.Budget.Release(charge)
+			c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
+			c.finishFrame(tr, frame)
+			c.send(frame)
+			return
+		}
+	}
+	c.serve(h, body, true, charge, tr)
+}
+
+// quickAfter is quickFrame with a fresh buffer, recovering a panic.
+func (c *serverConn) quickAfter(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			frame, ok = c.panicFrame("handler", h, r), true
+		}
+	}()
+	return c.quickFrame(api, h, body, nil)
+}
+
+// offer runs the Gate and the Forward hook on the reader goroutine. It
+// returns a frame to answer with (a Gate error or a panic), or taken=false
+// with gated=true when the hook declined the request.
+func (c *serverConn) offer(h RequestHeader, body []byte) (frame []byte, gated bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			frame = c.panicFrame("forward hook", h, r)
+		}
+	}()
+	cfg := &c.srv.cfg
+	if cfg.Gate != nil {
+		if err := cfg.Gate(c.ctx, c.sess, h); err != nil {
+			return c.errorFrame(h, err), false
+		}
+	}
+	if cfg.Forward.Forward(c.sess, h, body, c.rep) {
+		return nil, false
+	}
+	return nil, true
+}
+
+// flushForwarded tells the Forward hook that the reader is about to wait.
+func (c *serverConn) flushForwarded() {
+	if c.srv.cfg.Forward == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("forward hook panicked", "error", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	c.srv.cfg.Forward.Flush(c.sess)
+}
+
+// done releases the in-flight slot of one answered request.
+func (c *serverConn) done() {
+	c.inflight.Add(-1)
+	<-c.sem
+	c.handlers.Done()
+}
+
+// process answers one request. It never panics and always returns a
+// complete response frame. gated says the Gate has already admitted the
+// request.
+func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTrace) (frame []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			frame = c.panicFrame("handler", h, r)
+		}
+	}()
+	cfg := &c.srv.cfg
+	if cfg.Gate != nil && !gated {
+		if err := cfg.Gate(c.ctx, c.sess, h); err != nil {
+			return c.errorFrame(h, err)
+		}
+	}
+	api, ok := cfg.Mux.Lookup(h.APIKey)
+	if !ok {
+		if cfg.RawFallback != nil {
+			r, err := cfg.RawFallback(c.ctx, c.sess, h, body)
+			if err != nil {
+				return c.errorFrame(h, err)
+			}
+			if r.Type != ResponseSuccess && r.Type != ResponseError {
+				return c.errorFrame(h, fmt.Errorf("fallback answered with a %v response", r.Type))
+			}
+			if len(r.Body) > math.MaxInt32-responseHeaderSize {
+				return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(r.Body)))
+			}
+			tr.passed = true
+			return appendResponse(nil, r.Type, h.RequestID, r.Body)
+		}
+		if cfg.Fallback != nil {
+			out, err := cfg.Fallback(c.ctx, c.sess, h, body)
+			if err != nil {
+				return c.errorFrame(h, err)
+			}
+			if len(out) > math.MaxInt32-responseHeaderSize {
+				return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(out)))
+			}
+			return AppendSuccess(nil, h.RequestID, out)
+		}
+		c.log.Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
+		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
+			fmt.Sprintf("The server does not support api key %d version %d; the key is not served.", h.APIKey, h.APIVersion))
+	}
+	if h.APIVersion < api.MinVersion || h.APIVersion > api.MaxVersion {
+		c.log.Debug("unsupported api version", "api_key", h.APIKey, "request_id", h.RequestID, "api_version", h.APIVersion)
+		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
+			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
+				api, h.APIVersion, api.MinVersion, api.MaxVersion))
+	}
+	var resp proto.Message
+	var err error
+	ctx := context.WithValue(c.ctx, arrivalKey{}, tr.start)
+	if api.HandleRaw != nil {
+		tr.producerID = rawProducerID(api, body)
+		resp, err = api.HandleRaw(ctx, c.sess, h.APIVersion, body)
+	} else {
+		req := api.NewRequest()
+		if err := DecodeBody(api, h.APIVersion, body, req); err != nil {
+			c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+			return c.errorFrame(h, err)
+		}
+		tr.producerID = producerIDOf(req)
+		resp, err = api.Handle(ctx, c.sess, req)
+	}
+	if err != nil {
+		return c.errorFrame(h, err)
+	}
+	if resp == nil || !resp.ProtoReflect().IsValid() {
+		return c.errorFrame(h, fmt.Errorf("handler of %v returned neither a response nor an error", api))
+	}
+	return c.successFrame(h, api, resp)
+}
+
+// successFrame encodes resp straight into a SUCCESS frame. Encoding checks
+// required fields, so a response a strict decoder would reject becomes an
+// error answer instead.
+func (c *serverConn) successFrame(h RequestHeader, api API, resp proto.Message) []byte {
+	frame, off := beginFrame(nil)
+	frame = append(frame, byte(ResponseSuccess))
+	frame = binary.BigEndian.AppendUint32(frame, uint32(h.RequestID))
+	frame, err := proto.MarshalOptions{}.MarshalAppend(frame, resp)
+	if err != nil {
+		return c.errorFrame(h, fmt.Errorf("failed to encode %s of %v: %w", resp.ProtoReflect().Descriptor().Name(), api, err))
+	}
+	if len(frame)-lengthFieldSize > math.MaxInt32 {
+		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)))
+	}
+	return endFrame(frame, off)
+}
+
+// errorFrame maps err to an ERROR frame: a *flusserr.Error keeps its code
+// and message; anything else is UNKNOWN_SERVER_ERROR with the error text.
+func (c *serverConn) errorFrame(h RequestHeader, err error) []byte {
+	// The request's log line (see finish) carries the code and message.
+	if fe, ok := flusserr.From(err); ok && fe.Code != flusserr.None {
+		return AppendError(nil, h.RequestID, fe.Code, fe.Message)
+	}
+	return AppendError(nil, h.RequestID, flusserr.UnknownServerError, truncate(err.Error()))
+}
