@@ -81,16 +81,8 @@ func adminCmd(op string, args []string, stdout, stderr io.Writer) int {
 		printHelp(stdout, fs, adminHelp[op][0], adminHelp[op][1]+"\n\nconfiguration:\n"+configHelp)
 		return 0
 	}
-	cfgArgs, rest, err := splitConfigArgs(args)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
+	cfgArgs, ok := parseCommandArgs(fs, args, stderr)
+	if !ok {
 		return 2
 	}
 	switch {

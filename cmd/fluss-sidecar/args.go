@@ -43,6 +43,26 @@ func splitConfigArgs(args []string) (cfgArgs, rest []string, err error) {
 	return cfgArgs, rest, nil
 }
 
+// parseCommandArgs takes the configuration arguments out of args (see
+// splitConfigArgs), parses the rest into fs and refuses positional
+// arguments. On false it has said why on stderr (or fs has) and the
+// command exits with 2.
+func parseCommandArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (cfgArgs []string, ok bool) {
+	cfgArgs, rest, err := splitConfigArgs(args)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, false
+	}
+	if err := fs.Parse(rest); err != nil {
+		return nil, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
+		return nil, false
+	}
+	return cfgArgs, true
+}
+
 // printHelp writes a command's usage line, description and flags to w.
 func printHelp(w io.Writer, fs *flag.FlagSet, usageLine, description string) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", usageLine, strings.TrimSpace(description))

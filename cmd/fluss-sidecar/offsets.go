@@ -105,16 +105,8 @@ func clientCmd(args []string, stdout, stderr io.Writer) int {
 		printHelp(stdout, fs, clientHelp[op][0], clientHelp[op][1]+"\n"+clientAuthHelp)
 		return 0
 	}
-	cfgArgs, rest, err := splitConfigArgs(args[1:])
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
+	cfgArgs, ok := parseCommandArgs(fs, args[1:], stderr)
+	if !ok {
 		return 2
 	}
 	cfg, err := loadConfig(cfgArgs)
