@@ -13,6 +13,7 @@
 package storeerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -74,6 +75,22 @@ func Classify(err error) Class {
 func Transient(err error) bool {
 	c := Classify(err)
 	return c == ErrUnavailable || c == ErrTimeout
+}
+
+// ContextClass returns the class of a call given up because its context
+// ended, as the ZooKeeper client classifies it: ErrTimeout when err matches
+// context.DeadlineExceeded, ErrUnavailable when it matches
+// context.Canceled, nil otherwise. Every store reports an ended context
+// with this class, whether it noticed before sending anything or while
+// waiting for an answer.
+func ContextClass(err error) Class {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return ErrTimeout
+	case errors.Is(err, context.Canceled):
+		return ErrUnavailable
+	}
+	return nil
 }
 
 // OutcomeUnknown reports whether err says that a write may have been

@@ -1,6 +1,7 @@
 package storeerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -42,5 +43,24 @@ func TestClassify(t *testing.T) {
 	}
 	if err := New(ErrTimeout, false, cause); !errors.Is(err, cause) {
 		t.Error("the cause is not matched")
+	}
+}
+
+func TestContextClass(t *testing.T) {
+	cases := []struct {
+		err  error
+		want error
+	}{
+		{nil, nil},
+		{errors.New("cause"), nil},
+		{context.DeadlineExceeded, ErrTimeout},
+		{fmt.Errorf("get: %w", context.DeadlineExceeded), ErrTimeout},
+		{context.Canceled, ErrUnavailable},
+		{fmt.Errorf("get: %w", context.Canceled), ErrUnavailable},
+	}
+	for _, c := range cases {
+		if got := ContextClass(c.err); got != c.want {
+			t.Errorf("ContextClass(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
