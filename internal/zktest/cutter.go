@@ -30,6 +30,8 @@ type Cutter struct {
 	cut     bool
 	conns   map[net.Conn]struct{}
 	stalled chan struct{} // non-nil while Stall holds traffic; closed by Resume
+	// held is closed once the current stall holds bytes a client sent
+	held chan struct{}
 }
 
 // dialTimeout bounds the forwarder's connection to the target.
@@ -103,6 +105,7 @@ func (c *Cutter) Stall() {
 	defer c.mu.Unlock()
 	if c.stalled == nil {
 		c.stalled = make(chan struct{})
+		c.held = make(chan struct{})
 	}
 }
 
@@ -112,15 +115,33 @@ func (c *Cutter) Resume() {
 	defer c.mu.Unlock()
 	if c.stalled != nil {
 		close(c.stalled)
-		c.stalled = nil
+		c.stalled, c.held = nil, nil
 	}
 }
 
-// gate returns the channel to wait on while stalled, or nil.
-func (c *Cutter) gate() chan struct{} {
+// gate returns the channel to wait on while stalled, or nil. upstream
+// bytes held mark the stall as holding a request (Held).
+func (c *Cutter) gate(upstream bool) chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stalled != nil && upstream {
+		select {
+		case <-c.held:
+		default:
+			close(c.held)
+		}
+	}
 	return c.stalled
+}
+
+// Held returns a channel closed once the current stall holds bytes that a
+// client sent: a request sent during the stall, or one still on its way
+// when it began, is held and has not reached the server. It is nil when
+// nothing is stalled. A client's periodic ping counts too.
+func (c *Cutter) Held() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
 }
 
 // track registers conns to be closed by Cut; it refuses (false) while cut.
@@ -171,21 +192,21 @@ func (c *Cutter) accept() {
 			continue
 		}
 		c.wg.Add(2)
-		go c.pipe(out, in)
-		go c.pipe(in, out)
+		go c.pipe(out, in, true)
+		go c.pipe(in, out, false)
 	}
 }
 
 // pipe copies src to dst until either side ends, then closes both so the
-// other direction ends too.
-func (c *Cutter) pipe(dst, src net.Conn) {
+// other direction ends too. upstream is true for the client's side.
+func (c *Cutter) pipe(dst, src net.Conn, upstream bool) {
 	defer c.wg.Done()
 	defer c.untrack(dst, src)
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if g := c.gate(); g != nil {
+			if g := c.gate(upstream); g != nil {
 				<-g
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {

@@ -126,3 +126,49 @@ func TestCutterRefusesRemoteTargets(t *testing.T) {
 		}
 	}
 }
+
+// Held tells a test that a request sent during a stall is held, so that it
+// can act while the request is known to be on its way and unanswered.
+func TestCutterHeld(t *testing.T) {
+	cut := NewCutter(t, echoServer(t))
+	conn := dial(t, cut.Addr())
+	if got, err := roundTrip(conn, "before"); err != nil || got != "before" {
+		t.Fatalf("forwarding: %q %v", got, err)
+	}
+	if cut.Held() != nil {
+		t.Fatal("Held is not nil without a stall")
+	}
+	cut.Stall()
+	held := cut.Held()
+	select {
+	case <-held:
+		t.Fatal("Held closed before anything was sent")
+	default:
+	}
+	reply := make(chan string, 1)
+	go func() {
+		got, err := roundTrip(conn, "during")
+		if err != nil {
+			got = err.Error()
+		}
+		reply <- got
+	}()
+	// The timer only prevents a hang.
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the line sent during the stall was not held")
+	}
+	select {
+	case got := <-reply:
+		t.Fatalf("answered during the stall: %q", got)
+	default:
+	}
+	cut.Resume()
+	if got := <-reply; got != "during" {
+		t.Fatalf("after Resume: %q", got)
+	}
+	if cut.Held() != nil {
+		t.Fatal("Held is not nil after Resume")
+	}
+}
