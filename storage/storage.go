@@ -15,7 +15,10 @@
 //
 // Every store must pass the conformance suite in storetest
 // (TestStoreConformance). Failures are classified with the classes of
-// package storeerr; a missing offsets file with ErrNotFound.
+// package storeerr; a missing offsets file with ErrNotFound. A call whose
+// context has ended fails with the class storeerr.ContextClass gives
+// (ErrTimeout past a deadline, ErrUnavailable when canceled), as the
+// ZooKeeper client does, even when memory holds the answer.
 package storage
 
 import (
@@ -29,6 +32,13 @@ import (
 // ErrNotFound reports that an offsets file does not exist. Every FileStore
 // reports a missing file with an error that matches it under errors.Is.
 var ErrNotFound = errors.New("offsets file not found")
+
+// ErrOutsidePath reports a path that is not a file in a table directory of
+// the store's producers directory. A FileStore or OrphanStore never reads,
+// qualifies or deletes such a path (W10: offsets_path values in ZooKeeper
+// are not trusted) and refuses it with an error matching it under
+// errors.Is.
+var ErrOutsidePath = errors.New("path is outside the remote producers directory")
 
 // SnapshotStore keeps one snapshot znode per producer.
 //
@@ -68,12 +78,15 @@ type FileStore interface {
 	// return for this producer and table, for size checks before writing.
 	PlannedPath(producerID string, tableID int64) string
 	// WriteOffsets writes a new file and returns its fully qualified path.
-	// A failed write leaves no file behind.
+	// A failed write leaves no file behind. It refuses a producer id that
+	// Fluss refuses (spec §7.4): no other names a file of a coordinator.
 	WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error)
 	// ReadOffsets reads a file by the path stored in a znode; a missing file
-	// is reported with an error matching ErrNotFound.
+	// is reported with an error matching ErrNotFound, a path outside the
+	// store with one matching ErrOutsidePath.
 	ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error)
-	// DeleteOffsets deletes a file; a missing file is not an error.
+	// DeleteOffsets deletes a file; a missing file is not an error, a path
+	// outside the store is refused (ErrOutsidePath).
 	DeleteOffsets(ctx context.Context, path string) error
 }
 
@@ -91,15 +104,18 @@ type FileInfo struct {
 // OrphanStore lists and removes offsets files, for orphan cleanup and the
 // admin commands.
 type OrphanStore interface {
-	// ListProducerDirs lists the producer directories that hold files.
+	// ListProducerDirs lists the producer directories that hold files; a
+	// store with real directories lists those left empty too, until
+	// PruneEmptyDirs removes them.
 	ListProducerDirs(ctx context.Context) ([]string, error)
 	// ListProducerFiles lists the offsets files under one producer's
 	// directory.
 	ListProducerFiles(ctx context.Context, producerID string) ([]FileInfo, error)
 	// Qualify returns the fully qualified form of a path stored in a
-	// znode, the form FileInfo.Path has, so that the two compare equal.
+	// znode, the form FileInfo.Path has, so that the two compare equal; a
+	// path outside the store gives ErrOutsidePath.
 	Qualify(offsetsPath string) (string, error)
-	// DeleteOffsets deletes a file; a missing file is not an error.
+	// DeleteOffsets deletes a file as FileStore.DeleteOffsets does.
 	DeleteOffsets(ctx context.Context, path string) error
 	// PruneEmptyDirs removes the producer's directories left empty; gone
 	// reports that none is left.

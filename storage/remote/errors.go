@@ -16,8 +16,9 @@ import (
 var (
 	// ErrOutsidePath reports a path that is not inside this store's
 	// producers directory. The store never reads or deletes such a path
-	// (W10: offsets_path values in ZooKeeper are not trusted).
-	ErrOutsidePath = errors.New("path is outside the remote producers directory")
+	// (W10: offsets_path values in ZooKeeper are not trusted). It is
+	// storage.ErrOutsidePath, which every file store uses.
+	ErrOutsidePath = storage.ErrOutsidePath
 
 	// ErrInvalidName reports a producer id or directory name that cannot be
 	// used as one path segment.
