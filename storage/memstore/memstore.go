@@ -6,7 +6,8 @@
 // whose znode would exceed the limit is refused). It implements
 // storage.SnapshotStore, storage.FileStore and storage.OrphanStore, so
 // the registry runs on it unchanged; it backs embedded mode and the
-// fault-injection tests.
+// fault-injection tests. The conformance suite (storage/storetest) holds
+// it to the same cases as the ZooKeeper and remote stores.
 package memstore
 
 import (
@@ -105,6 +106,31 @@ func checkID(id string) error {
 	return nil
 }
 
+// checkFileID accepts, as the remote store does, only the producer ids
+// Fluss accepts (1 to 200 ASCII letters, digits, '_' or '-'): no other id
+// names a file a coordinator could have written.
+func checkFileID(id string) error {
+	ok := id != "" && len(id) <= 200
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("memstore: %w: producer id %q", remote.ErrInvalidName, id)
+	}
+	return nil
+}
+
+// ended reports an ended context as the ZooKeeper client does: ErrTimeout
+// after the deadline, ErrUnavailable when canceled, and nothing applied.
+func ended(ctx context.Context) error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	return storeerr.New(storeerr.ContextClass(err), false, fmt.Errorf("memstore: %w", err))
+}
+
 // CheckSnapshot refuses a snapshot larger than MaxSnapshotBytes.
 func (s *Store) CheckSnapshot(producerID string, snap offsets.Snapshot) error {
 	_, err := s.encode(producerID, snap)
@@ -130,8 +156,8 @@ func (s *Store) CreateSnapshot(ctx context.Context, producerID string, snap offs
 	if err != nil {
 		return false, err
 	}
-	if err := ctx.Err(); err != nil {
-		return false, storeerr.New(storeerr.ErrUnavailable, false, err)
+	if err := ended(ctx); err != nil {
+		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,8 +174,8 @@ func (s *Store) GetSnapshot(ctx context.Context, producerID string) (offsets.Sna
 	if err := checkID(producerID); err != nil {
 		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
 	}
-	if err := ctx.Err(); err != nil {
-		return offsets.Snapshot{}, offsets.Incarnation{}, false, storeerr.New(storeerr.ErrUnavailable, false, err)
+	if err := ended(ctx); err != nil {
+		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
 	}
 	s.mu.Lock()
 	z, ok := s.znodes[producerID]
@@ -175,8 +201,8 @@ func (s *Store) ReplaceSnapshotIf(ctx context.Context, producerID string, inc of
 	if err != nil {
 		return false, err
 	}
-	if err := ctx.Err(); err != nil {
-		return false, storeerr.New(storeerr.ErrUnavailable, false, err)
+	if err := ended(ctx); err != nil {
+		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -195,8 +221,8 @@ func (s *Store) DeleteSnapshotIf(ctx context.Context, producerID string, inc off
 	if err := checkID(producerID); err != nil {
 		return false, err
 	}
-	if err := ctx.Err(); err != nil {
-		return false, storeerr.New(storeerr.ErrUnavailable, false, err)
+	if err := ended(ctx); err != nil {
+		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -238,14 +264,14 @@ func (s *Store) SetRawSnapshot(producerID string, data []byte) {
 
 // Sync returns at once: an in-memory store has no lagging replica.
 func (s *Store) Sync(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return storeerr.New(storeerr.ErrUnavailable, false, err)
-	}
-	return nil
+	return ended(ctx)
 }
 
 // ListProducerIDs lists the producers with a snapshot, sorted.
 func (s *Store) ListProducerIDs(ctx context.Context) ([]string, error) {
+	if err := ended(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := make([]string, 0, len(s.znodes))
@@ -263,16 +289,17 @@ func (s *Store) PlannedPath(producerID string, tableID int64) string {
 }
 
 // WriteOffsets stores t under a new UUID-named path, encoded as Fluss does.
+// It refuses a producer id Fluss refuses, as the remote store does.
 func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error) {
-	if err := checkID(producerID); err != nil {
+	if err := checkFileID(producerID); err != nil {
 		return "", err
 	}
 	data, err := flussjson.EncodeTableOffsets(t)
 	if err != nil {
 		return "", err
 	}
-	if err := ctx.Err(); err != nil {
-		return "", storeerr.New(storeerr.ErrUnavailable, false, err)
+	if err := ended(ctx); err != nil {
+		return "", err
 	}
 	path := s.producers + "/" + producerID + "/" + strconv.FormatInt(t.TableID, 10) + "/" + s.newUUID() + remote.OffsetsFileSuffix
 	s.mu.Lock()
@@ -282,10 +309,14 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 }
 
 // ReadOffsets reads a file; a missing one gives an error matching
-// storage.ErrNotFound.
+// storage.ErrNotFound, a path outside the store one matching
+// storage.ErrOutsidePath.
 func (s *Store) ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error) {
-	if err := ctx.Err(); err != nil {
-		return offsets.TableOffsets{}, storeerr.New(storeerr.ErrUnavailable, false, err)
+	if err := s.checkPath(path); err != nil {
+		return offsets.TableOffsets{}, err
+	}
+	if err := ended(ctx); err != nil {
+		return offsets.TableOffsets{}, err
 	}
 	s.mu.Lock()
 	f, ok := s.files[path]
@@ -300,10 +331,14 @@ func (s *Store) ReadOffsets(ctx context.Context, path string) (offsets.TableOffs
 	return t, nil
 }
 
-// DeleteOffsets deletes a file; a missing one is not an error.
+// DeleteOffsets deletes a file; a missing one is not an error, a path
+// outside the store is refused.
 func (s *Store) DeleteOffsets(ctx context.Context, path string) error {
-	if err := ctx.Err(); err != nil {
-		return storeerr.New(storeerr.ErrUnavailable, false, err)
+	if err := s.checkPath(path); err != nil {
+		return err
+	}
+	if err := ended(ctx); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	delete(s.files, path)
@@ -331,8 +366,37 @@ func (s *Store) HasFile(path string) bool {
 	return ok
 }
 
+// checkPath accepts, as the remote store does, only a file in a table
+// directory of a producer directory of this store:
+// {producers}/{producer}/{table}/{file}.
+func (s *Store) checkPath(path string) error {
+	rel, ok := strings.CutPrefix(path, s.producers+"/")
+	parts := strings.Split(rel, "/")
+	if !ok || len(parts) != 3 {
+		return fmt.Errorf("memstore: %w: %s is not a file in a table directory of %s", storage.ErrOutsidePath, path, s.producers)
+	}
+	for _, part := range parts {
+		if checkSegment(part) != nil {
+			return fmt.Errorf("memstore: %w: %s is not a file in a table directory of %s", storage.ErrOutsidePath, path, s.producers)
+		}
+	}
+	return nil
+}
+
+// checkSegment accepts, as the remote store does, a name usable as one
+// path segment.
+func checkSegment(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return fmt.Errorf("memstore: %w: %q", remote.ErrInvalidName, name)
+	}
+	return nil
+}
+
 // ListProducerDirs lists the producer ids that have files, sorted.
 func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
+	if err := ended(ctx); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	for _, p := range s.Files() {
 		rest := strings.TrimPrefix(p, s.producers+"/")
@@ -350,6 +414,12 @@ func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
 
 // ListProducerFiles lists a producer's files.
 func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]storage.FileInfo, error) {
+	if err := checkSegment(producerID); err != nil {
+		return nil, err
+	}
+	if err := ended(ctx); err != nil {
+		return nil, err
+	}
 	prefix := s.producers + "/" + producerID + "/"
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -368,8 +438,8 @@ func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]sto
 
 // Qualify returns path itself for a path of this store.
 func (s *Store) Qualify(path string) (string, error) {
-	if !strings.HasPrefix(path, s.producers+"/") {
-		return "", remote.ErrOutsidePath
+	if err := s.checkPath(path); err != nil {
+		return "", err
 	}
 	return path, nil
 }
@@ -378,5 +448,5 @@ func (s *Store) Qualify(path string) (string, error) {
 // in-memory store has no directories to remove.
 func (s *Store) PruneEmptyDirs(ctx context.Context, producerID string) (bool, error) {
 	files, err := s.ListProducerFiles(ctx, producerID)
-	return len(files) == 0, err
+	return err == nil && len(files) == 0, err
 }
