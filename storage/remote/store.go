@@ -405,12 +405,15 @@ func (s *Store) DeleteOffsets(ctx context.Context, offsetsPath string) error {
 func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
 	var names []string
 	if s.localProducers != "" {
+		if err := ctx.Err(); err != nil {
+			return nil, classified(fmt.Errorf("remote: list %s: %w", s.producers, err))
+		}
 		entries, err := os.ReadDir(s.localProducers)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("remote: list %s: %w", s.producers, err)
+			return nil, classified(fmt.Errorf("remote: list %s: %w", s.producers, err))
 		}
 		for _, e := range entries {
 			if e.IsDir() {
@@ -428,7 +431,7 @@ func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("remote: list %s: %w", s.producers, err)
+		return nil, classified(fmt.Errorf("remote: list %s: %w", s.producers, err))
 	}
 	slices.Sort(names)
 	return names, nil
@@ -457,7 +460,7 @@ func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]sto
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("remote: list %s: %w", base, err)
+		return nil, classified(fmt.Errorf("remote: list %s: %w", base, err))
 	}
 	slices.SortFunc(files, func(a, b storage.FileInfo) int { return strings.Compare(a.Path, b.Path) })
 	return files, nil
@@ -473,15 +476,18 @@ func (s *Store) PruneEmptyDirs(ctx context.Context, producerID string) (bool, er
 	}
 	if s.localProducers == "" {
 		files, err := s.ListProducerFiles(ctx, producerID)
-		return len(files) == 0, err
+		return err == nil && len(files) == 0, err
 	}
 	pdir := filepath.Join(s.localProducers, producerID)
+	if err := ctx.Err(); err != nil {
+		return false, classified(fmt.Errorf("remote: prune %s: %w", pdir, err))
+	}
 	entries, err := os.ReadDir(pdir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("remote: list %s: %w", pdir, err)
+		return false, classified(fmt.Errorf("remote: list %s: %w", pdir, err))
 	}
 	for _, e := range entries {
 		if e.IsDir() {
@@ -502,7 +508,7 @@ func removeEmptyDir(dir string) (bool, error) {
 	case isNotEmpty(dir):
 		return false, nil
 	default:
-		return false, fmt.Errorf("remote: remove directory %s: %w", dir, err)
+		return false, classified(fmt.Errorf("remote: remove directory %s: %w", dir, err))
 	}
 }
 
@@ -545,7 +551,14 @@ func (s *Store) fileKey(offsetsPath string) (string, error) {
 // retry runs f up to ioAttempts times while it fails with a retriable error
 // (or, for writes, NotFound: a concurrent cleanup may remove a temporary
 // file or directory mid-write).
+//
+// A context that has ended fails it before any try: the drivers do not all
+// look at it (fileblob reads and deletes without), and a call given up must
+// not go on to change anything.
 func (s *Store) retry(ctx context.Context, op string, retryNotFound bool, f func(ctx context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	delay := ioInitialDelay
 	for attempt := 1; ; attempt++ {
 		err := s.attempt(ctx, f)

@@ -654,14 +654,19 @@ func TestRetry(t *testing.T) {
 			}
 		})
 	}
-	// A cancelled context stops the retries.
+	// A context cancelled during a try stops the retries.
 	ctx, cancel := context.WithCancel(context.Background())
 	s, _ := Open(ctx, "mem://", Options{Sleep: func(context.Context, time.Duration) error { t.Error("slept"); return nil }})
 	defer s.Close()
-	cancel()
 	calls := 0
-	if err := s.retry(ctx, "op", false, func(context.Context) error { calls++; return transient }); err == nil || calls != 1 {
-		t.Errorf("cancelled: calls %d err %v", calls, err)
+	if err := s.retry(ctx, "op", false, func(context.Context) error { calls++; cancel(); return transient }); err == nil || calls != 1 {
+		t.Errorf("cancelled during a try: calls %d err %v", calls, err)
+	}
+	// One cancelled before makes no try at all: fileblob would read or
+	// delete regardless of it.
+	calls = 0
+	if err := s.retry(ctx, "op", false, func(context.Context) error { calls++; return nil }); !errors.Is(err, context.Canceled) || calls != 0 {
+		t.Errorf("cancelled before: calls %d err %v", calls, err)
 	}
 }
 
