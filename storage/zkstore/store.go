@@ -55,15 +55,20 @@ func producerPath(producerID string) (string, error) {
 }
 
 // CheckSnapshot refuses a snapshot whose znode would exceed
-// zk.Client.MaxWriteBytes, with an error of class storeerr.ErrTooLarge.
+// zk.Client.MaxWriteBytes, with an error of class storeerr.ErrTooLarge, and
+// a producer id that is not a znode name, as the writes do.
 func (p *Store) CheckSnapshot(producerID string, s offsets.Snapshot) error {
 	_, err := p.encode(producerID, s)
 	return err
 }
 
 func (p *Store) encode(producerID string, s offsets.Snapshot) ([]byte, error) {
+	path, err := producerPath(producerID)
+	if err != nil {
+		return nil, err
+	}
 	data := flussjson.EncodeSnapshot(s)
-	if err := p.c.CheckWriteSize(ProducersPath+"/"+producerID, len(data)); err != nil {
+	if err := p.c.CheckWriteSize(path, len(data)); err != nil {
 		return nil, err
 	}
 	return data, nil
