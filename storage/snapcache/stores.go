@@ -2,6 +2,7 @@ package snapcache
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
@@ -37,7 +38,8 @@ func (s snapshots) CheckSnapshot(producerID string, snap offsets.Snapshot) error
 // notification for the id has detached since, else reads it. Either way the
 // answer is as current as the session: after a sync (readindex), current
 // for every write committed before the sync. The returned Tables are shared, as ReadOffsets' Buckets
-// are: callers must not modify them (the registry only reads them).
+// are: callers must not modify them (the registry only reads them). A read
+// whose context has ended fails, as it would without the cache.
 func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	return s.get(ctx, producerID, s.c.inner.GetSnapshot, false)
 }
@@ -52,6 +54,9 @@ func (s snapshots) GetSnapshot(ctx context.Context, producerID string) (offsets.
 // which may both be older than that sync; the reply is cached, and shared
 // with readers arriving while it is in flight, as GetSnapshot's are.
 func (s snapshots) GetSnapshotLinear(ctx context.Context, producerID string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	if err := ended(ctx); err != nil {
+		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+	}
 	c := s.c
 	c.mu.Lock()
 	_, held := c.items[key{name: producerID}]
@@ -81,6 +86,9 @@ func (s snapshots) GetSnapshotLinear(ctx context.Context, producerID string, wai
 // get is GetSnapshot with read as the store's read; fresh skips memory and
 // reads in flight.
 func (s snapshots) get(ctx context.Context, producerID string, read func(context.Context, string) (offsets.Snapshot, offsets.Incarnation, bool, error), fresh bool) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+	if err := ended(ctx); err != nil {
+		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+	}
 	c := s.c
 	k := key{name: producerID}
 	for {
@@ -124,8 +132,7 @@ func (s snapshots) get(ctx context.Context, producerID string, read func(context
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return offsets.Snapshot{}, offsets.Incarnation{}, false,
-				storeerr.New(storeerr.ErrTimeout, false, ctx.Err())
+			return offsets.Snapshot{}, offsets.Incarnation{}, false, ended(ctx)
 		}
 		if f.err != nil && retryable(f.err) && ctx.Err() == nil {
 			continue // the reader that sent it gave up; read again
@@ -258,6 +265,9 @@ func (c *Cache) putWritten(path string, t offsets.TableOffsets) {
 // cache. Errors are never cached. The returned Buckets are shared: callers
 // must not modify them.
 func (f files) ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error) {
+	if err := ended(ctx); err != nil {
+		return offsets.TableOffsets{}, err
+	}
 	c := f.c
 	k := key{file: true, name: path}
 	for {
@@ -294,7 +304,7 @@ func (f files) ReadOffsets(ctx context.Context, path string) (offsets.TableOffse
 		select {
 		case <-fl.done:
 		case <-ctx.Done():
-			return offsets.TableOffsets{}, storeerr.New(storeerr.ErrTimeout, false, ctx.Err())
+			return offsets.TableOffsets{}, ended(ctx)
 		}
 		if fl.err != nil && retryable(fl.err) && ctx.Err() == nil {
 			continue
@@ -335,6 +345,18 @@ func (f files) CachedOffsets(path string) (offsets.TableOffsets, bool) {
 	}
 	c.hits.Add(1)
 	return e.file, true
+}
+
+// ended reports a read given up because its context ended, as the store
+// beneath would: ErrTimeout after the deadline, ErrUnavailable when
+// canceled. A read with an ended context fails even when memory holds the
+// answer, as it would without the cache.
+func ended(ctx context.Context) error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	return storeerr.New(storeerr.ContextClass(err), false, fmt.Errorf("snapcache: %w", err))
 }
 
 // The decorators offer the registry what it looks for.
