@@ -231,7 +231,9 @@ func (s *Store) stall(ctx context.Context, c Call, act Action, apply func(contex
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return storeerr.New(storeerr.ErrTimeout, c.Op.IsWrite(), fmt.Errorf("faultstore: %s stalled: %w", c.Op, ctx.Err()))
+		// Classed as a store classes a request given up while its server
+		// stalls; a write may still be applied.
+		return storeerr.New(storeerr.ContextClass(ctx.Err()), c.Op.IsWrite(), fmt.Errorf("faultstore: %s stalled: %w", c.Op, ctx.Err()))
 	}
 }
 
@@ -289,7 +291,7 @@ func (s *Store) DeleteSnapshotIf(ctx context.Context, id string, inc offsets.Inc
 // for itself, when the sync is the call stalled).
 func (s *Store) Sync(ctx context.Context) error {
 	if err := s.waitStalled(ctx); err != nil {
-		return storeerr.New(storeerr.ErrTimeout, false, err)
+		return storeerr.New(storeerr.ContextClass(err), false, fmt.Errorf("faultstore: sync: %w", err))
 	}
 	return s.intercept(ctx, Call{Op: Sync}, func(ctx context.Context) error {
 		return s.snaps.Sync(ctx)
