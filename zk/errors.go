@@ -3,6 +3,9 @@ package zk
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"syscall"
 
 	gozk "github.com/go-zookeeper/zk"
 
@@ -114,7 +117,7 @@ func lostConnection(err error) bool {
 			return true
 		}
 	}
-	return false
+	return isNetError(err)
 }
 
 // storeClass maps a go-zookeeper or context error to its storeerr class.
@@ -130,6 +133,17 @@ func storeClass(err error) error {
 		return storeerr.ErrTooLarge
 	}
 	return nil
+}
+
+// isNetError reports a failure of the connection itself, which go-zookeeper
+// hands to the request whose send failed ("write: broken pipe" when the
+// server went away): the request may have reached the server, in part or
+// whole, so a write failing so has an unknown outcome.
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // errTooLarge is the cause of a write refused because its data exceeds

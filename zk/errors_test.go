@@ -3,6 +3,10 @@ package zk
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 
 	gozk "github.com/go-zookeeper/zk"
@@ -27,6 +31,11 @@ func TestErrorClasses(t *testing.T) {
 		{"create", fmt.Errorf("%w: %w", errNotSent, context.Canceled), storeerr.ErrUnavailable, false},
 		{"get", gozk.ErrConnectionClosed, storeerr.ErrUnavailable, false},
 		{"set", gozk.ErrNoAuth, storeerr.ErrPermission, false},
+		// go-zookeeper hands a failed socket write to the request.
+		{"create", &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}, storeerr.ErrUnavailable, true},
+		{"get", &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}, storeerr.ErrUnavailable, false},
+		{"set", os.ErrDeadlineExceeded, storeerr.ErrUnavailable, true},
+		{"delete", io.EOF, storeerr.ErrUnavailable, true},
 		{"create", gozk.ErrNodeExists, nil, false},
 		{"delete", gozk.ErrBadVersion, nil, false},
 	}
