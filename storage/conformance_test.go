@@ -91,12 +91,7 @@ func newZooKeeper(t *testing.T, cached bool) *zkHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.Close() })
-	raw, _, err := gozk.Connect([]string{zkAddr}, 10*time.Second, gozk.WithLogger(quiet{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(raw.Close)
-	h := &zkHarness{snaps: zkstore.New(zc), files: files, orphans: files, raw: raw, root: root, dir: dir, cut: cut}
+	h := &zkHarness{snaps: zkstore.New(zc), files: files, orphans: files, raw: zktest.RawConn(t, zkAddr), root: root, dir: dir, cut: cut}
 	if cached {
 		c, err := snapcache.New(ctx, snapcache.Config{Watcher: zc, Snapshots: h.snaps, Files: files})
 		if err != nil {
@@ -108,10 +103,6 @@ func newZooKeeper(t *testing.T, cached bool) *zkHarness {
 	}
 	return h
 }
-
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
 
 func (h *zkHarness) Snapshots() storage.SnapshotStore { return h.snaps }
 func (h *zkHarness) Files() storage.FileStore         { return h.files }

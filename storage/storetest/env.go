@@ -63,7 +63,9 @@ func bigSnapshot(n int) offsets.Snapshot {
 
 // maxSnapshotBytes is the largest znode data a store accepts by default:
 // ZooKeeper's default jute.maxbuffer (0xfffff) less the 4096 bytes the
-// ZooKeeper client keeps for a request's header, path and multi framing.
+// ZooKeeper client keeps for a request's header, path and multi framing
+// (zk.RequestOverhead). Written out rather than imported, so that the
+// suite pins the number instead of following it.
 const maxSnapshotBytes = 0xfffff - 4096
 
 // snapshotOfSize returns a snapshot whose znode holds exactly n bytes.
