@@ -187,7 +187,9 @@ var (
 	tableB = offsets.TableOffsets{TableID: 7, Buckets: []offsets.BucketOffset{pb(1, 0, 100), pb(1, 2, 300), pb(2, 1, 400)}}
 )
 
-func TestStoreConformance(t *testing.T) {
+// TestEveryBlobDriver runs the remote store's own cases against every blob
+// driver it opens (the emulators where a cloud is needed).
+func TestEveryBlobDriver(t *testing.T) {
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, be) })
