@@ -296,7 +296,7 @@ func advertisedListeners(bound, advertised []config.Listener, log hclog.Logger) 
 			if err != nil || host == "" {
 				host = "localhost"
 			}
-			log.Warn("listener binds a wildcard address and has no advertised.listeners entry; announcing the host name",
+			log.Warn("listener binds a wildcard address and has no "+KeyAdvertisedListeners+" entry; announcing the host name",
 				"listener", l.Name, "host", host)
 			l.Host = host
 		}

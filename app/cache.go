@@ -12,12 +12,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
-// Snapshot cache keys (docs/cache.md).
-const (
-	KeyCacheMaxBytes   = "sidecar.snapshot-cache.max-bytes"
-	KeyCacheMaxEntries = "sidecar.snapshot-cache.max-entries"
-)
-
 // CacheSettings size the snapshot cache; MaxBytes or MaxEntries 0 turns it
 // off, and every GET then reads ZooKeeper and the files.
 type CacheSettings struct {
@@ -31,11 +25,11 @@ func (c CacheSettings) Enabled() bool { return c.MaxBytes > 0 && c.MaxEntries > 
 func cacheSettingsFromConfig(c *config.Config) (CacheSettings, error) {
 	var s CacheSettings
 	var err error
-	s.MaxBytes, err = c.MemorySize(KeyCacheMaxBytes, snapcache.DefaultMaxBytes)
+	s.MaxBytes, err = c.MemorySize(KeyCacheMaxBytes, defaultMemory(KeyCacheMaxBytes))
 	if err != nil {
 		return s, err
 	}
-	n, err := c.Int(KeyCacheMaxEntries, snapcache.DefaultMaxEntries)
+	n, err := c.Int(KeyCacheMaxEntries, defaultInt(KeyCacheMaxEntries))
 	if err != nil {
 		return s, err
 	}

@@ -14,19 +14,10 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 )
 
-// Embedded mode keys. Embedded mode is chosen only by sidecar.embedded:
-// true (what `serve --embedded` sets), never inferred from a missing or
-// unreachable ZooKeeper, so a sidecar configured for ZooKeeper never keeps
-// data in memory.
-const (
-	KeyEmbedded        = "sidecar.embedded"
-	KeyEmbeddedACLFile = "sidecar.embedded.acl-file"
-)
-
 // embeddedSettings checks that the configuration is unambiguous about where
 // data lives, and reads the embedded-only keys.
 func embeddedSettings(c *config.Config, s *Settings) error {
-	s.ACLFile = c.String(KeyEmbeddedACLFile, "")
+	s.ACLFile = c.String(KeyEmbeddedACLFile, defaultText(KeyEmbeddedACLFile))
 	if !s.Embedded {
 		var errs []error
 		if strings.EqualFold(strings.TrimSpace(s.ZooKeeperAddress), "embedded") {

@@ -29,16 +29,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
-// Operations keys: Fluss's own for the reporter, sidecar.* for the rest.
-const (
-	KeyMetricsReporters = "metrics.reporters"
-	KeyPrometheusPort   = "metrics.reporter.prometheus.port"
-	KeyMetricsHost      = "sidecar.metrics.host"
-	KeyPprof            = "sidecar.debug.pprof"
-	KeyLogFormat        = "sidecar.log.format"
-	DefaultMetricsPort  = "9249"
-)
-
 // OpsSettings are the monitoring and logging settings.
 type OpsSettings struct {
 	// Prometheus is true when metrics.reporters lists "prometheus".
@@ -61,20 +51,20 @@ type OpsSettings struct {
 func opsFromConfig(c *config.Config) (OpsSettings, error) {
 	var o OpsSettings
 	var errs []error
-	for _, r := range strings.Split(c.String(KeyMetricsReporters, ""), ",") {
+	for _, r := range strings.Split(c.String(KeyMetricsReporters, defaultText(KeyMetricsReporters)), ",") {
 		if strings.EqualFold(strings.TrimSpace(r), "prometheus") {
 			o.Prometheus = true
 		}
 	}
 	var err error
-	o.Ports, err = opshttp.ParsePorts(c.String(KeyPrometheusPort, DefaultMetricsPort))
+	o.Ports, err = opshttp.ParsePorts(c.String(KeyPrometheusPort, defaultText(KeyPrometheusPort)))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", KeyPrometheusPort, err))
 	}
-	o.Host = c.String(KeyMetricsHost, "")
-	o.Pprof, err = c.Bool(KeyPprof, false)
+	o.Host = c.String(KeyMetricsHost, defaultText(KeyMetricsHost))
+	o.Pprof, err = c.Bool(KeyPprof, defaultBool(KeyPprof))
 	errs = append(errs, err)
-	o.LogFormat = strings.ToLower(c.String(KeyLogFormat, "text"))
+	o.LogFormat = strings.ToLower(c.String(KeyLogFormat, defaultText(KeyLogFormat)))
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("%s: %q is neither text nor json", KeyLogFormat, o.LogFormat))
 	}

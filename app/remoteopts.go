@@ -10,23 +10,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 )
 
-// KeyAzureEndpoint is the sidecar's own key for an Azure blob endpoint that
-// the path's host does not give (Azurite, private endpoints).
-const KeyAzureEndpoint = "sidecar.azure.endpoint"
-
-// StorageKeys are the file system keys the sidecar reads, per scheme of
-// remote.data.dir, as Fluss's file system plugins name them. A key under
-// "fs.X." may also be spelt "X." (as Fluss's obs, gs and Azure plugins
-// accept), except for cosn, whose plugin reads only "fs.cosn.".
-var StorageKeys = map[string][]string{
-	"s3":    {"s3.endpoint", "s3.region", "s3.access-key", "s3.secret-key", "s3.path.style.access"},
-	"oss":   {"fs.oss.endpoint", "fs.oss.accessKeyId", "fs.oss.accessKeySecret", "fs.oss.region"},
-	"cosn":  {"fs.cosn.bucket.endpoint_suffix", "fs.cosn.bucket.region", "fs.cosn.userinfo.secretId", "fs.cosn.userinfo.secretKey"},
-	"obs":   {"fs.obs.endpoint", "fs.obs.region", "fs.obs.access.key", "fs.obs.secret.key"},
-	"gs":    {"fs.gs.storage.root.url", "fs.gs.auth.service.account.json.keyfile", "fs.gs.auth.type"},
-	"azure": {"fs.azure.account.key", "fs.azure.account.key.<account host>", KeyAzureEndpoint},
-}
-
 // RemoteOptions are the remote store options the settings describe, for
 // the server and for the admin commands alike.
 func (s Settings) RemoteOptions(log hclog.Logger) remote.Options {
@@ -37,12 +20,13 @@ func (s Settings) RemoteOptions(log hclog.Logger) remote.Options {
 	}
 }
 
-// fsKey returns "fs.<name>" or, when unset, its short spelling "<name>".
-func fsKey(c *config.Config, name string) string {
-	if v := c.String("fs."+name, ""); v != "" {
+// fsKey returns the value of key, a file system key "fs.<name>", or, when
+// it is unset, of its short spelling "<name>" (see ConfigKey.Short).
+func fsKey(c *config.Config, key string) string {
+	if v := c.String(key, ""); v != "" {
 		return v
 	}
-	return c.String(name, "")
+	return c.String(strings.TrimPrefix(key, "fs."), "")
 }
 
 // readStorageKeys fills the object store fields of s from the keys of the
@@ -52,42 +36,42 @@ func readStorageKeys(c *config.Config, s *Settings) error {
 	scheme, rest, _ := strings.Cut(s.RemoteDataDir, "://")
 	switch strings.ToLower(scheme) {
 	case "oss":
-		s.S3Endpoint = c.String("fs.oss.endpoint", "")
-		s.S3AccessKey = c.String("fs.oss.accessKeyId", "")
-		s.S3SecretKey = c.String("fs.oss.accessKeySecret", "")
-		s.S3Region = c.String("fs.oss.region", "")
+		s.S3Endpoint = c.String(KeyOSSEndpoint, "")
+		s.S3AccessKey = c.String(KeyOSSAccessKeyID, "")
+		s.S3SecretKey = c.String(KeyOSSAccessKeySecret, "")
+		s.S3Region = c.String(KeyOSSRegion, "")
 	case "cosn":
 		// COS's S3-compatible endpoint is cos.<region>.myqcloud.com, the
 		// value of fs.cosn.bucket.endpoint_suffix.
-		s.S3Region = c.String("fs.cosn.bucket.region", "")
-		s.S3Endpoint = c.String("fs.cosn.bucket.endpoint_suffix", "")
+		s.S3Region = c.String(KeyCOSNRegion, "")
+		s.S3Endpoint = c.String(KeyCOSNEndpointSuffix, "")
 		if s.S3Endpoint == "" && s.S3Region != "" {
 			s.S3Endpoint = "cos." + s.S3Region + ".myqcloud.com"
 		}
-		s.S3AccessKey = c.String("fs.cosn.userinfo.secretId", "")
-		s.S3SecretKey = c.String("fs.cosn.userinfo.secretKey", "")
+		s.S3AccessKey = c.String(KeyCOSNSecretID, "")
+		s.S3SecretKey = c.String(KeyCOSNSecretKey, "")
 	case "obs":
-		s.S3Endpoint = fsKey(c, "obs.endpoint")
-		s.S3Region = fsKey(c, "obs.region")
-		s.S3AccessKey = fsKey(c, "obs.access.key")
-		s.S3SecretKey = fsKey(c, "obs.secret.key")
+		s.S3Endpoint = fsKey(c, KeyOBSEndpoint)
+		s.S3Region = fsKey(c, KeyOBSRegion)
+		s.S3AccessKey = fsKey(c, KeyOBSAccessKey)
+		s.S3SecretKey = fsKey(c, KeyOBSSecretKey)
 	case "gs":
-		s.GCS.Endpoint = fsKey(c, "gs.storage.root.url")
-		s.GCS.CredentialsFile = fsKey(c, "gs.auth.service.account.json.keyfile")
-		switch t := strings.ToUpper(fsKey(c, "gs.auth.type")); t {
+		s.GCS.Endpoint = fsKey(c, KeyGSRootURL)
+		s.GCS.CredentialsFile = fsKey(c, KeyGSKeyFile)
+		switch t := strings.ToUpper(fsKey(c, KeyGSAuthType)); t {
 		case "", "APPLICATION_DEFAULT", "SERVICE_ACCOUNT_JSON_KEYFILE":
 		case "UNAUTHENTICATED":
 			s.GCS.Unauthenticated = true
 		default:
-			return fmt.Errorf("fs.gs.auth.type: %q is not supported (want APPLICATION_DEFAULT, SERVICE_ACCOUNT_JSON_KEYFILE or UNAUTHENTICATED)", t)
+			return fmt.Errorf("%s: %q is not supported (want APPLICATION_DEFAULT, SERVICE_ACCOUNT_JSON_KEYFILE or UNAUTHENTICATED)", KeyGSAuthType, t)
 		}
 	case "abfs", "abfss", "wasb", "wasbs":
 		// The account key for this account's host, else the general one.
 		authority, _, _ := strings.Cut(rest, "/")
 		_, host, _ := strings.Cut(authority, "@")
-		s.Azure.AccountKey = fsKey(c, "azure.account.key."+host)
+		s.Azure.AccountKey = fsKey(c, KeyAzureAccountKey+"."+host)
 		if s.Azure.AccountKey == "" {
-			s.Azure.AccountKey = fsKey(c, "azure.account.key")
+			s.Azure.AccountKey = fsKey(c, KeyAzureAccountKey)
 		}
 		s.Azure.Endpoint = c.String(KeyAzureEndpoint, "")
 	}

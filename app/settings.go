@@ -9,8 +9,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
-	"github.com/fluss-sidecar/fluss-sidecar/wire"
-	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 // Settings is everything the sidecar reads from Fluss configuration, with
@@ -110,44 +108,20 @@ type Settings struct {
 	maxConnectionsSet bool
 }
 
-// Key names, for messages and docs.
+// Proxy mode values (sidecar.mode).
 const (
-	KeyBindListeners       = "bind.listeners"
-	KeyAdvertisedListeners = "advertised.listeners"
-	KeyZKAddress           = "zookeeper.address"
-	KeyZKRoot              = "zookeeper.path.root"
-	KeyZKSessionTimeout    = "zookeeper.client.session-timeout"
-	KeyZKMaxBufferSize     = "zookeeper.client.max-buffer-size"
-	KeyZKServerMaxBuffer   = "sidecar.zookeeper.jute-maxbuffer"
-	KeyZKConnTimeout       = "zookeeper.client.connection-timeout"
-	KeyRemoteDataDir       = "remote.data.dir"
-	KeyTTL                 = "coordinator.producer-offsets.ttl"
-	KeyCleanupInterval     = "coordinator.producer-offsets.cleanup-interval"
-	KeyMaxRequestSize      = "netty.server.max-request-size"
-	KeyIdleTimeout         = "netty.connection.max-idle-time"
+	ModeStandalone = "standalone"
+	ModeProxy      = "proxy"
 )
 
-// Proxy mode keys and values.
+// Read consistency values (sidecar.read-consistency, docs/semantics.md).
 const (
-	KeyMode                 = "sidecar.mode"
-	KeyUpstreamAddress      = "sidecar.upstream.address"
-	KeyUpstreamListenerName = "sidecar.upstream.listener-name"
-	KeyRewriteMetadata      = "sidecar.proxy.rewrite-metadata"
-	ModeStandalone          = "standalone"
-	ModeProxy               = "proxy"
+	ReadLinearizable = "linearizable"
+	ReadSequential   = "sequential"
 )
 
-// Read consistency key and values (docs/semantics.md).
-const (
-	KeyReadConsistency = "sidecar.read-consistency"
-	ReadLinearizable   = "linearizable"
-	ReadSequential     = "sequential"
-)
-
-// DefaultListeners is used when bind.listeners is not set.
-const DefaultListeners = "FLUSS://127.0.0.1:9123"
-
-// FromConfig reads Settings and checks them.
+// FromConfig reads Settings and checks them. An unset key takes its
+// default from the configuration table (configkeys.go).
 func FromConfig(c *config.Config) (Settings, error) {
 	var s Settings
 	var errs []error
@@ -157,94 +131,94 @@ func FromConfig(c *config.Config) (Settings, error) {
 		}
 	}
 	var err error
-	s.Listeners, err = config.ParseListeners(c.String(KeyBindListeners, DefaultListeners))
+	s.Listeners, err = config.ParseListeners(c.String(KeyBindListeners, defaultText(KeyBindListeners)))
 	add(wrapKey(KeyBindListeners, err))
-	if v := c.String(KeyAdvertisedListeners, ""); v != "" {
+	if v := c.String(KeyAdvertisedListeners, defaultText(KeyAdvertisedListeners)); v != "" {
 		s.AdvertisedListeners, err = config.ParseListeners(v)
 		add(wrapKey(KeyAdvertisedListeners, err))
 	}
-	s.Embedded, err = c.Bool(KeyEmbedded, false)
+	s.Embedded, err = c.Bool(KeyEmbedded, defaultBool(KeyEmbedded))
 	add(wrapKey(KeyEmbedded, err))
-	s.ZooKeeperAddress = c.String(KeyZKAddress, "")
+	s.ZooKeeperAddress = c.String(KeyZKAddress, defaultText(KeyZKAddress))
 	if s.ZooKeeperAddress == "" && !s.Embedded {
 		add(errors.New("No valid ZooKeeper quorum has been specified. You can specify the quorum via the configuration key '" + KeyZKAddress + "'"))
 	}
-	s.ZooKeeperRoot = c.String(KeyZKRoot, "/fluss")
-	s.ZooKeeperSessionTimeout, err = c.Duration(KeyZKSessionTimeout, 60*time.Second)
+	s.ZooKeeperRoot = c.String(KeyZKRoot, defaultText(KeyZKRoot))
+	s.ZooKeeperSessionTimeout, err = c.Duration(KeyZKSessionTimeout, defaultDuration(KeyZKSessionTimeout))
 	add(err)
-	s.ZooKeeperConnectionTimeout, err = c.Duration(KeyZKConnTimeout, 15*time.Second)
+	s.ZooKeeperConnectionTimeout, err = c.Duration(KeyZKConnTimeout, defaultDuration(KeyZKConnTimeout))
 	add(err)
-	s.ZooKeeperMaxBufferSize, err = c.MemorySize(KeyZKMaxBufferSize, zk.DefaultMaxBufferSize)
+	s.ZooKeeperMaxBufferSize, err = c.MemorySize(KeyZKMaxBufferSize, defaultMemory(KeyZKMaxBufferSize))
 	add(err)
-	s.ZooKeeperServerMaxBuffer, err = c.MemorySize(KeyZKServerMaxBuffer, zk.DefaultServerMaxBuffer)
+	s.ZooKeeperServerMaxBuffer, err = c.MemorySize(KeyZKServerMaxBuffer, defaultMemory(KeyZKServerMaxBuffer))
 	add(err)
 	if s.ZooKeeperMaxBufferSize <= 0 || s.ZooKeeperServerMaxBuffer <= 0 {
 		add(errors.New("'" + KeyZKMaxBufferSize + "' and '" + KeyZKServerMaxBuffer + "' must be positive"))
 	}
 
-	s.RemoteDataDir = c.String(KeyRemoteDataDir, "")
+	s.RemoteDataDir = c.String(KeyRemoteDataDir, defaultText(KeyRemoteDataDir))
 	if s.RemoteDataDir == "" && !s.Embedded {
 		add(errors.New("'" + KeyRemoteDataDir + "' is required: where the producer offsets files are kept, e.g. file:///var/lib/fluss/remote or s3://bucket/fluss"))
 	}
 	add(readStorageKeys(c, &s))
-	s.S3Endpoint = c.String("s3.endpoint", s.S3Endpoint)
-	s.S3Region = c.String("s3.region", s.S3Region)
-	s.S3AccessKey = c.String("s3.access-key", s.S3AccessKey)
-	s.S3SecretKey = c.String("s3.secret-key", s.S3SecretKey)
-	s.S3PathStyle, err = c.Bool("s3.path.style.access", false)
+	s.S3Endpoint = c.String(KeyS3Endpoint, s.S3Endpoint)
+	s.S3Region = c.String(KeyS3Region, s.S3Region)
+	s.S3AccessKey = c.String(KeyS3AccessKey, s.S3AccessKey)
+	s.S3SecretKey = c.String(KeyS3SecretKey, s.S3SecretKey)
+	s.S3PathStyle, err = c.Bool(KeyS3PathStyle, defaultBool(KeyS3PathStyle))
 	add(err)
 
-	s.ProducerOffsetsTTL, err = c.Duration(KeyTTL, 24*time.Hour)
+	s.ProducerOffsetsTTL, err = c.Duration(KeyTTL, defaultDuration(KeyTTL))
 	add(err)
-	s.CleanupInterval, err = c.Duration(KeyCleanupInterval, time.Hour)
+	s.CleanupInterval, err = c.Duration(KeyCleanupInterval, defaultDuration(KeyCleanupInterval))
 	add(err)
 	if err == nil && s.CleanupInterval <= 0 {
 		add(fmt.Errorf("%s must be positive, got %v", KeyCleanupInterval, s.CleanupInterval))
 	}
-	s.OrphanGracePeriod, err = c.Duration("sidecar.orphan-cleanup.grace-period", time.Hour)
+	s.OrphanGracePeriod, err = c.Duration(KeyOrphanGrace, defaultDuration(KeyOrphanGrace))
 	add(err)
 	// A register whose outcome is unknown keeps its files while it settles,
 	// for up to a session timeout: cleanup must not take them first.
 	if err == nil && !s.Embedded && s.OrphanGracePeriod < 2*s.ZooKeeperSessionTimeout {
-		add(fmt.Errorf("'sidecar.orphan-cleanup.grace-period' (%s) must be at least twice '%s' (%s): "+
+		add(fmt.Errorf("'%s' (%s) must be at least twice '%s' (%s): "+
 			"a write whose outcome is unknown settles for up to one session timeout, and its files must outlive that",
-			s.OrphanGracePeriod, KeyZKSessionTimeout, s.ZooKeeperSessionTimeout))
+			KeyOrphanGrace, s.OrphanGracePeriod, KeyZKSessionTimeout, s.ZooKeeperSessionTimeout))
 	}
-	s.MaxRequestSize, err = c.MemorySize(KeyMaxRequestSize, 100<<20)
+	s.MaxRequestSize, err = c.MemorySize(KeyMaxRequestSize, defaultMemory(KeyMaxRequestSize))
 	add(err)
 	if err == nil && (s.MaxRequestSize < 12 || s.MaxRequestSize > 1<<31-1) {
 		add(fmt.Errorf("%s must be between 12 bytes and 2gb-1, got %d", KeyMaxRequestSize, s.MaxRequestSize))
 	}
-	s.IdleTimeout, err = c.Duration(KeyIdleTimeout, 10*time.Minute)
+	s.IdleTimeout, err = c.Duration(KeyIdleTimeout, defaultDuration(KeyIdleTimeout))
 	add(err)
-	nodeID, err := c.Int("sidecar.node-id", 0)
+	nodeID, err := c.Int(KeyNodeID, defaultInt(KeyNodeID))
 	add(err)
 	if err == nil && (nodeID < 0 || nodeID > 1<<31-1) {
-		add(fmt.Errorf("sidecar.node-id must be a non-negative int32, got %d", nodeID))
+		add(fmt.Errorf("%s must be a non-negative int32, got %d", KeyNodeID, nodeID))
 	}
 	s.NodeID = int32(nodeID)
-	s.RequestTimeout, err = c.Duration("sidecar.request-timeout", 30*time.Second)
+	s.RequestTimeout, err = c.Duration(KeyRequestTimeout, defaultDuration(KeyRequestTimeout))
 	add(err)
-	n, err := c.Int("sidecar.max-inflight-per-connection", 1024)
+	n, err := c.Int(KeyMaxInFlight, defaultInt(KeyMaxInFlight))
 	add(err)
 	s.MaxInFlightPerConn = int(n)
-	n, err = c.Int(KeyMaxRunningPerConn, wire.DefaultMaxRunningPerConn)
+	n, err = c.Int(KeyMaxRunningPerConn, defaultInt(KeyMaxRunningPerConn))
 	add(err)
 	s.MaxRunningPerConn = int(n)
 	// Not set: 0, derived at start from the open-files limit.
-	n, err = c.Int(KeyMaxConnections, 0)
+	n, err = c.Int(KeyMaxConnections, defaultInt(KeyMaxConnections))
 	add(err)
 	s.MaxConnections = int(n)
 	s.maxConnectionsSet = c.String(KeyMaxConnections, "") != ""
-	s.MaxQueuedRequestBytes, err = c.MemorySize(KeyMaxQueuedBytes, wire.DefaultRequestBudget)
+	s.MaxQueuedRequestBytes, err = c.MemorySize(KeyMaxQueuedBytes, defaultMemory(KeyMaxQueuedBytes))
 	add(err)
-	n, err = c.Int(KeyStorageStartChecks, 5)
+	n, err = c.Int(KeyStorageStartChecks, defaultInt(KeyStorageStartChecks))
 	add(err)
 	s.StorageStartChecks = int(n)
-	s.StorageCheckInterval, err = c.Duration(KeyStorageCheckInterval, 30*time.Second)
+	s.StorageCheckInterval, err = c.Duration(KeyStorageCheckInterval, defaultDuration(KeyStorageCheckInterval))
 	add(err)
-	s.LogLevel = strings.ToLower(c.String(KeyLogLevel, "info"))
-	s.ShutdownDrainTimeout, err = c.Duration("sidecar.shutdown.drain-timeout", 30*time.Second)
+	s.LogLevel = strings.ToLower(c.String(KeyLogLevel, defaultText(KeyLogLevel)))
+	s.ShutdownDrainTimeout, err = c.Duration(KeyDrainTimeout, defaultDuration(KeyDrainTimeout))
 	add(err)
 	s.Cache, err = cacheSettingsFromConfig(c)
 	add(err)
@@ -255,18 +229,18 @@ func FromConfig(c *config.Config) (Settings, error) {
 	s.Security, err = authz.SettingsFromConfig(c, names)
 	add(err)
 
-	s.ReadConsistency = strings.ToLower(c.String(KeyReadConsistency, ReadLinearizable))
+	s.ReadConsistency = strings.ToLower(c.String(KeyReadConsistency, defaultText(KeyReadConsistency)))
 	if s.ReadConsistency != ReadLinearizable && s.ReadConsistency != ReadSequential {
 		add(fmt.Errorf("%s: %q is neither %q nor %q", KeyReadConsistency, s.ReadConsistency, ReadLinearizable, ReadSequential))
 	}
 
-	s.Mode = strings.ToLower(c.String(KeyMode, ModeStandalone))
+	s.Mode = strings.ToLower(c.String(KeyMode, defaultText(KeyMode)))
 	switch s.Mode {
 	case ModeStandalone:
 	case ModeProxy:
-		s.UpstreamAddress = c.String(KeyUpstreamAddress, "")
-		s.UpstreamListenerName = c.String(KeyUpstreamListenerName, "")
-		s.RewriteMetadata, err = c.Bool(KeyRewriteMetadata, false)
+		s.UpstreamAddress = c.String(KeyUpstreamAddress, defaultText(KeyUpstreamAddress))
+		s.UpstreamListenerName = c.String(KeyUpstreamListenerName, defaultText(KeyUpstreamListenerName))
+		s.RewriteMetadata, err = c.Bool(KeyRewriteMetadata, defaultBool(KeyRewriteMetadata))
 		add(err)
 	default:
 		add(fmt.Errorf("%s: %q is neither %q nor %q", KeyMode, s.Mode, ModeStandalone, ModeProxy))

@@ -14,17 +14,28 @@ import (
 // values.
 const Redacted = "******"
 
-// sensitiveKeyParts mark keys whose values are secrets: Fluss's list of
-// sensitive key fragments plus the S3/OSS/OBS access keys and the short
-// spelling of the Azure account key (azure.account.key) that Fluss's Azure
-// plugin also accepts.
+// sensitiveKeyParts mark keys whose values are secrets, for the keys
+// outside the configuration table too (client.security.sasl.password, a
+// server.yaml's other keys): Fluss's list of sensitive key fragments plus
+// the spellings of the S3, OSS and OBS access keys. (The Azure account key
+// needs no fragment: it is a Secret row of the table in both spellings,
+// per account too.) TestConfigTable checks that every table key they match
+// is a Secret row.
 var sensitiveKeyParts = []string{
-	"password", "secret", "azure.account.key", "apikey", "api-key", "auth-params", "service-key",
+	"password", "secret", "apikey", "api-key", "auth-params", "service-key",
 	"token", "basic-auth", "jaas.config", "access-key", "accesskey", "access.key",
 }
 
-// IsSensitive reports whether key's value must not be logged.
+// IsSensitive reports whether key's value must not be logged: a Secret
+// key of the configuration table, or any key with a sensitive fragment.
 func IsSensitive(key string) bool {
+	if k := lookupKey(key); k != nil && k.Secret {
+		return true
+	}
+	return hasSensitivePart(key)
+}
+
+func hasSensitivePart(key string) bool {
 	k := strings.ToLower(key)
 	for _, p := range sensitiveKeyParts {
 		if strings.Contains(k, p) {
@@ -60,20 +71,20 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 	}
 	set(KeyTTL, dur(s.ProducerOffsetsTTL))
 	set(KeyCleanupInterval, dur(s.CleanupInterval))
-	set("sidecar.orphan-cleanup.grace-period", dur(s.OrphanGracePeriod))
+	set(KeyOrphanGrace, dur(s.OrphanGracePeriod))
 	set(KeyMaxRequestSize, strconv.FormatInt(s.MaxRequestSize, 10))
 	set(KeyIdleTimeout, dur(s.IdleTimeout))
-	set("sidecar.node-id", strconv.Itoa(int(s.NodeID)))
-	set("sidecar.request-timeout", dur(s.RequestTimeout))
-	set("sidecar.max-inflight-per-connection", strconv.Itoa(s.MaxInFlightPerConn))
+	set(KeyNodeID, strconv.Itoa(int(s.NodeID)))
+	set(KeyRequestTimeout, dur(s.RequestTimeout))
+	set(KeyMaxInFlight, strconv.Itoa(s.MaxInFlightPerConn))
 	if s.MaxConnections == 0 {
 		set(KeyMaxConnections, "derived at start from the open-files limit")
 	} else {
 		set(KeyMaxConnections, strconv.Itoa(s.MaxConnections))
 	}
-	set("sidecar.log.level", s.LogLevel)
+	set(KeyLogLevel, s.LogLevel)
 	set(KeyLogFormat, s.Ops.LogFormat)
-	set("sidecar.shutdown.drain-timeout", dur(s.ShutdownDrainTimeout))
+	set(KeyDrainTimeout, dur(s.ShutdownDrainTimeout))
 	set(KeyReadConsistency, s.ReadConsistency)
 	set(KeyMode, s.Mode)
 	if s.Mode == ModeProxy {
@@ -107,6 +118,6 @@ func LogStartup(log hclog.Logger, c *config.Config, s Settings) {
 	}
 	log.Info("starting fluss-sidecar", kv...)
 	if r := c.String(KeyMetricsReporters, ""); r != "" && !s.Ops.Prometheus {
-		log.Warn("metrics.reporters lists no reporter the sidecar has (it has prometheus); no metrics are served", "reporters", r)
+		log.Warn(KeyMetricsReporters+" lists no reporter the sidecar has (it has prometheus); no metrics are served", "reporters", r)
 	}
 }

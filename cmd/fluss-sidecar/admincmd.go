@@ -28,18 +28,18 @@ var adminHelp = map[string][2]string{
 		`Lists every producer offsets snapshot, sorted by producer id: expiration time,
 state (live, expired, unreadable), table ids and bucket count. It reads
 ZooKeeper and remote storage directly with the server's configuration
-(zookeeper.*, remote.data.dir and the file system keys); no sidecar needs to
+(zookeeper.*, ` + app.KeyRemoteDataDir + ` and the file system keys); no sidecar needs to
 run. JSON lines by default, one object per snapshot.`},
 	"fsck": {"fluss-sidecar offsets fsck --config server.yaml [-Dkey=value ...] [--repair] [--grace-period DURATION]",
 		`Checks the registry: unreadable znodes, references to missing files or to paths
-outside remote.data.dir, unreadable files, files whose content disagrees with
+outside ` + app.KeyRemoteDataDir + `, unreadable files, files whose content disagrees with
 their directory or znode entry, and files no snapshot names (orphans, and
 temporary files of interrupted writes), with their age. Prints one JSON line
 per finding and a summary line; exits 1 when anything is left to fix.
 
 --repair deletes only orphan and temporary files that no znode names (the
 owner's znode is read again just before each delete) and that are older than
-the grace period (sidecar.orphan-cleanup.grace-period), and prints each action.
+the grace period (` + app.KeyOrphanGrace + `), and prints each action.
 Files of a producer whose znode cannot be read are never deleted.`},
 	"export": {"fluss-sidecar offsets export --config server.yaml [-Dkey=value ...] --format parquet|arrow|csv|jsonl --output FILE",
 		`Writes one row per bucket of every snapshot: producer_id, table_id,
@@ -48,6 +48,12 @@ expiration_time (epoch ms) and expired. Arrow is the Arrow IPC file format;
 Parquet is written through arrow-go's pqarrow with Snappy compression. The
 file is replaced atomically. Unreadable znodes and files are reported on
 stderr as JSON lines and left out; the exit status is then 1.`},
+}
+
+// orphanGraceDefault is the default of sidecar.orphan-cleanup.grace-period.
+func orphanGraceDefault() string {
+	k, _ := app.LookupConfigKey(app.KeyOrphanGrace)
+	return k.Default
 }
 
 // adminCmd runs `offsets list|fsck|export`.
@@ -68,7 +74,7 @@ func adminCmd(op string, args []string, stdout, stderr io.Writer) int {
 		fs.BoolVar(&expired, "expired", false, "only expired snapshots")
 	case "fsck":
 		fs.BoolVar(&repair, "repair", false, "delete unreferenced files older than the grace period")
-		fs.Func("grace-period", "files younger than this are never deleted (default: sidecar.orphan-cleanup.grace-period, 1h)", func(v string) error {
+		fs.Func("grace-period", "files younger than this are never deleted (default: "+app.KeyOrphanGrace+", "+orphanGraceDefault()+")", func(v string) error {
 			d, err := config.ParseDuration(v)
 			grace, graceSet = d, true
 			return err

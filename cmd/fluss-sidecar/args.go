@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fluss-sidecar/fluss-sidecar/app"
 )
 
 // wantsHelp reports whether args ask for help (-h, -help, --help), before
@@ -85,14 +87,14 @@ const configHelp = `  --config FILE
 // serveHelp is `serve --help`.
 const serveHelp = `usage: fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT]
 
-Serves the producer offsets registry (and, with sidecar.mode: proxy, forwards
+Serves the producer offsets registry (and, with ` + app.KeyMode + `: proxy, forwards
 every other Fluss API to the coordinator) until SIGINT or SIGTERM. It reads a
 Fluss server.yaml; keys it does not use are ignored. README.md lists the keys.
 
 configuration:
 ` + configHelp + `
   --embedded
-    	sidecar.embedded: true (data in memory, no ZooKeeper)
+    	` + app.KeyEmbedded + `: true (data in memory, no ZooKeeper)
   --listen HOST:PORT
-    	bind.listeners: FLUSS://HOST:PORT (port 0: any free port)
+    	` + app.KeyBindListeners + `: FLUSS://HOST:PORT (port 0: any free port)
 `

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -92,7 +93,7 @@ func clientCmd(args []string, stdout, stderr io.Writer) int {
 	var ttlMs *int64
 	if op == "register" {
 		fs.Var(&offs, "offset", "TABLE:BUCKET=OFFSET or TABLE:PARTITION:BUCKET=OFFSET; repeat for more buckets")
-		fs.Func("ttl-ms", "snapshot TTL in ms (default: the server's coordinator.producer-offsets.ttl)", func(v string) error {
+		fs.Func("ttl-ms", "snapshot TTL in ms (default: the server's "+app.KeyTTL+")", func(v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
 			ttlMs = &n
 			return err

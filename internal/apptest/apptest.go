@@ -19,10 +19,10 @@ import (
 func Config(tb testing.TB, zkAddr string, kv map[string]string) *config.Config {
 	tb.Helper()
 	c := config.New()
-	c.Set("bind.listeners", "FLUSS://127.0.0.1:0")
-	c.Set("zookeeper.address", zkAddr)
-	c.Set("zookeeper.path.root", zktest.UniqueRoot())
-	c.Set("remote.data.dir", "file://"+tb.TempDir())
+	c.Set(app.KeyBindListeners, "FLUSS://127.0.0.1:0")
+	c.Set(app.KeyZKAddress, zkAddr)
+	c.Set(app.KeyZKRoot, zktest.UniqueRoot())
+	c.Set(app.KeyRemoteDataDir, "file://"+tb.TempDir())
 	for k, v := range kv {
 		c.Set(k, v)
 	}
