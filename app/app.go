@@ -79,7 +79,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 			"max_connections", s.MaxConnections, "max_connections_from", s.maxConnectionsNote())
 	}
 	if s.Embedded {
-		return startEmbedded(ctx, s, opts)
+		return startEmbedded(ctx, s, opts, log)
 	}
 	a := &App{log: log, maxConns: s.MaxConnections}
 	ok := false

@@ -44,56 +44,50 @@ func embeddedSettings(c *config.Config, s *Settings) error {
 	return errors.Join(errs...)
 }
 
-// startEmbedded runs the sidecar of s over an in-memory store (package
-// embedded): the same handlers, registry and authentication, no ZooKeeper
-// and no remote storage.
-func startEmbedded(ctx context.Context, s Settings, opts Options) (*App, error) {
-	log := opts.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
+// EmbeddedConfig is the embedded.Config that Start runs in embedded mode
+// from s: the listeners, security, limits and cleanup of the same keys as
+// in ZooKeeper mode, and the ACLs of sidecar.embedded.acl-file. Tests that
+// start embedded.Start themselves (to give it a store, or to use its
+// controls) begin here.
+func EmbeddedConfig(s Settings, opts Options) (embedded.Config, error) {
 	cfg := embedded.Config{
-		Listeners:          s.Listeners,
-		Advertised:         s.AdvertisedListeners,
-		Security:           s.Security,
-		NodeID:             s.NodeID,
-		TTL:                s.ProducerOffsetsTTL,
-		CleanupInterval:    s.CleanupInterval,
-		OrphanGracePeriod:  s.OrphanGracePeriod,
-		RequestTimeout:     s.RequestTimeout,
-		MaxFrameSize:       int32(s.MaxRequestSize),
-		MaxInFlightPerConn: s.MaxInFlightPerConn,
-		MaxConns:           s.MaxConnections,
-		IdleTimeout:        s.IdleTimeout,
-		DrainTimeout:       s.ShutdownDrainTimeout,
-		Now:                opts.Now,
-		Logger:             log,
+		Listeners:         s.Listeners,
+		Advertised:        s.AdvertisedListeners,
+		Security:          s.Security,
+		NodeID:            s.NodeID,
+		TTL:               s.ProducerOffsetsTTL,
+		CleanupInterval:   s.CleanupInterval,
+		OrphanGracePeriod: s.OrphanGracePeriod,
+		Limits:            s.Limits(),
+		Now:               opts.Now,
+		Logger:            opts.Logger,
 	}
 	if s.Security.AuthorizerEnabled {
 		acls, err := embedded.LoadACLFile(s.ACLFile, s.Security)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", KeyEmbeddedACLFile, err)
+			return cfg, fmt.Errorf("%s: %w", KeyEmbeddedACLFile, err)
 		}
 		cfg.Authorizer, cfg.Tables = acls, acls
+	}
+	return cfg, nil
+}
+
+// startEmbedded runs the sidecar of s over an in-memory store (package
+// embedded): the same handlers, registry, authentication, limits and
+// assembly, no ZooKeeper and no remote storage.
+func startEmbedded(ctx context.Context, s Settings, opts Options, log hclog.Logger) (*App, error) {
+	opts.Logger = log
+	cfg, err := EmbeddedConfig(s, opts)
+	if err != nil {
+		return nil, err
 	}
 	srv, err := embedded.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners(), maxConns: s.MaxConnections}
-	for _, l := range a.addrs {
-		log.Info("serving", "listener", l.Name, "addr", l.Address(), "mode", "embedded",
-			"security_protocol", protocolOf(s.Security, l.Name))
-	}
 	log.Warn("embedded mode: snapshots and offsets files are kept in memory and lost on exit; for tests only")
 	return a, nil
-}
-
-func protocolOf(sec authz.Settings, listener string) string {
-	if l, ok := sec.Listeners[listener]; ok && l.Protocol != "" {
-		return l.Protocol
-	}
-	return authz.ProtocolPlaintext
 }
 
 // EmbeddedStore is the in-memory store of an embedded-mode sidecar, for

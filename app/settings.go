@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
@@ -254,6 +255,21 @@ func FromConfig(c *config.Config) (Settings, error) {
 		errs = append(errs, s.validate()...)
 	}
 	return s, errors.Join(errs...)
+}
+
+// Limits are the serving limits of s, which the assembly applies to every
+// listener the same way in ZooKeeper and embedded mode.
+func (s Settings) Limits() assembly.Limits {
+	return assembly.Limits{
+		MaxFrameSize:          int32(s.MaxRequestSize),
+		MaxInFlightPerConn:    s.MaxInFlightPerConn,
+		MaxRunningPerConn:     s.MaxRunningPerConn,
+		MaxConns:              s.MaxConnections,
+		MaxQueuedRequestBytes: s.MaxQueuedRequestBytes,
+		IdleTimeout:           s.IdleTimeout,
+		RequestTimeout:        s.RequestTimeout,
+		DrainTimeout:          s.ShutdownDrainTimeout,
+	}
 }
 
 func wrapKey(key string, err error) error {

@@ -16,15 +16,13 @@ package embedded
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
-	"github.com/fluss-sidecar/fluss-sidecar/cleanup"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
@@ -62,15 +60,12 @@ type Config struct {
 	CleanupInterval time.Duration
 	// OrphanGracePeriod keeps unreferenced files this long (default 1h).
 	OrphanGracePeriod time.Duration
-	// RequestTimeout bounds each producer offsets operation (default 30s).
-	RequestTimeout time.Duration
 
-	// Limits of each wire server; zero values take wire's defaults.
-	MaxFrameSize       int32
-	MaxInFlightPerConn int
-	MaxConns           int
-	IdleTimeout        time.Duration
-	DrainTimeout       time.Duration
+	// Limits are those of a ZooKeeper-backed sidecar, applied by the same
+	// assembly: frame size, requests in flight and running per
+	// connection, connections per listener, the request-byte budget,
+	// idle, request and drain timeouts. Zero values take the defaults.
+	assembly.Limits
 
 	// Store holds the data; a new empty store when nil. Pass one to share
 	// it, preload it or look into it.
@@ -99,16 +94,11 @@ func Users(users map[string]string, names ...string) authz.Settings {
 
 // Server is a running embedded sidecar.
 type Server struct {
-	log       hclog.Logger
-	store     *memstore.Store
-	registry  *producer.Registry
-	controls  *controls
-	listeners []net.Listener
-	bound     []config.Listener
-	servers   []*wire.Server
+	store    *memstore.Store
+	registry *producer.Registry
+	controls *controls
+	serving  *assembly.Assembly
 
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -137,13 +127,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if (cfg.Authorizer == nil) != (cfg.Tables == nil) {
 		return nil, errors.New("embedded: Authorizer and Tables go together")
 	}
-	s := &Server{log: cfg.Logger.Named("embedded"), store: cfg.Store, controls: newControls()}
-	ok := false
-	defer func() {
-		if !ok {
-			s.Close()
-		}
-	}()
+	s := &Server{store: cfg.Store, controls: newControls()}
 	var err error
 	s.registry, err = producer.New(producer.Config{
 		Snapshots:  cfg.Store,
@@ -158,98 +142,38 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range cfg.Listeners {
-		ln, err := net.Listen("tcp", l.Address())
-		if err != nil {
-			return nil, fmt.Errorf("embedded: listen %s: %w", l.Name, err)
-		}
-		s.listeners = append(s.listeners, ln)
-		b := l
-		b.Port = ln.Addr().(*net.TCPAddr).Port
-		s.bound = append(s.bound, b)
-	}
-	authn, err := authz.NewAuthenticator(authz.AuthConfig{
-		Listeners: cfg.Security.Listeners, Timeout: cfg.Security.AuthTimeout, Logger: cfg.Logger,
-	})
-	if err != nil {
-		return nil, err
-	}
-	sc, err := sidecar.New(sidecar.Config{
-		NodeID:               cfg.NodeID,
-		Advertised:           advertised(s.bound, cfg.Advertised),
-		Registry:             s.registry,
-		RequestTimeout:       cfg.RequestTimeout,
-		Logger:               cfg.Logger,
-		Authenticator:        authn,
-		Authorizer:           cfg.Authorizer,
-		Tables:               cfg.Tables,
-		RequireTableForEmpty: cfg.Security.RequireTableForEmpty,
-	})
-	if err != nil {
-		return nil, err
-	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	for i, ln := range s.listeners {
-		srv := wire.NewServer(wire.ServerConfig{
-			Mux:                sc.Mux().WithoutQuick(), // the controls' gate may stall
-			Logger:             cfg.Logger,
-			MaxFrameSize:       cfg.MaxFrameSize,
-			MaxInFlightPerConn: cfg.MaxInFlightPerConn,
-			MaxConns:           cfg.MaxConns,
-			IdleTimeout:        cfg.IdleTimeout,
-			DrainTimeout:       cfg.DrainTimeout,
-			ListenerName:       s.bound[i].Name,
-			Gate:               s.controls.gate(authn.Gate),
-			OnConnect:          authn.OnConnect,
-		})
-		s.servers = append(s.servers, srv)
-		s.wg.Add(1)
-		go func(ln net.Listener) {
-			defer s.wg.Done()
-			if err := srv.Serve(runCtx, ln); err != nil && !errors.Is(err, wire.ErrServerClosed) && runCtx.Err() == nil {
-				s.log.Error("listener stopped", "addr", ln.Addr().String(), "error", err)
-			}
-		}(ln)
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.serving, err = assembly.Start(ctx, assembly.Config{
+		Listeners:  cfg.Listeners,
+		Advertised: cfg.Advertised,
+		// An embedded server is for local tests.
+		AnnounceWildcard: func(config.Listener) string { return "127.0.0.1" },
+		Limits:           cfg.Limits,
+		Security:         cfg.Security,
+		NodeID:           cfg.NodeID,
+		Registry:         s.registry,
+		Authorizer:       cfg.Authorizer,
+		Tables:           cfg.Tables,
 		// One in-memory store has one server: no leader to elect.
-		cleanup.Run(runCtx, cleanup.Config{
-			Registry: s.registry, Files: s.store,
-			Interval: cfg.CleanupInterval, Grace: cfg.OrphanGracePeriod, Logger: s.log,
-		})
-	}()
-	ok = true
+		Cleanup: assembly.Cleanup{Files: s.store, Interval: cfg.CleanupInterval, Grace: cfg.OrphanGracePeriod},
+		Adapt: func(_ assembly.Listener, c wire.ServerConfig) (wire.ServerConfig, error) {
+			c.Mux = c.Mux.WithoutQuick() // the controls' gate may stall
+			c.Gate = s.controls.gate(c.Gate)
+			return c, nil
+		},
+		Mode:   "embedded",
+		Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-// advertised pairs each bound listener with its advertised address: the
-// entry of the same name, or the bound address (a wildcard host is
-// announced as 127.0.0.1: an embedded server is for local tests).
-func advertised(bound, adv []config.Listener) []config.Listener {
-	out := make([]config.Listener, 0, len(bound))
-	for _, b := range bound {
-		l := b
-		for _, a := range adv {
-			if a.Name == b.Name {
-				l = a
-			}
-		}
-		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
-			l.Host = "127.0.0.1"
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
 // Addr is the bound host:port of the first listener.
-func (s *Server) Addr() string { return s.bound[0].Address() }
+func (s *Server) Addr() string { return s.serving.Addr() }
 
 // Listeners are the bound listeners, ports filled in.
-func (s *Server) Listeners() []config.Listener { return append([]config.Listener(nil), s.bound...) }
+func (s *Server) Listeners() []config.Listener { return s.serving.Bound() }
 
 // Store is the server's data.
 func (s *Server) Store() *memstore.Store { return s.store }
@@ -263,25 +187,7 @@ func (s *Server) Registry() *producer.Registry { return s.registry }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.controls.close()
-		var errs []error
-		for _, srv := range s.servers {
-			errs = append(errs, srv.Close())
-		}
-		if s.servers == nil {
-			for _, ln := range s.listeners {
-				ln.Close()
-			}
-		}
-		if s.cancel != nil {
-			s.cancel()
-		}
-		s.wg.Wait()
-		if s.registry != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			errs = append(errs, s.registry.Wait(ctx))
-			cancel()
-		}
-		s.closeErr = errors.Join(errs...)
+		s.closeErr = s.serving.Close()
 	})
 	return s.closeErr
 }

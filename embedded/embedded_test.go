@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
@@ -295,7 +296,7 @@ func TestDelay(t *testing.T) {
 // TestCloseReleasesStalls: closing the server drops a request stalled
 // forever instead of waiting for it, and Close is idempotent.
 func TestCloseReleasesStalls(t *testing.T) {
-	s, err := embedded.Start(ctxT(t), embedded.Config{DrainTimeout: time.Minute})
+	s, err := embedded.Start(ctxT(t), embedded.Config{Limits: assembly.Limits{DrainTimeout: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
