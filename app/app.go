@@ -1,19 +1,22 @@
-// Package app assembles a running sidecar from Settings: the ZooKeeper
-// client, the remote store, the registry, one wire server per listener and
-// the periodic cleanup. The CLI and the end-to-end tests both start it.
+// Package app starts a running sidecar from Fluss configuration: it reads
+// Settings through the configuration table (configkeys.go), builds the
+// ZooKeeper client, the remote store, the registry and the authorizer, and
+// hands them to the assembly (package assembly), which binds the
+// listeners, serves and runs the cleanup; in embedded mode it hands the
+// same settings to package embedded, which uses the same assembly. The CLI
+// and the end-to-end tests both start it.
 package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/authz/tables"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
@@ -32,20 +35,22 @@ import (
 
 // App is a running sidecar.
 type App struct {
-	log       hclog.Logger
-	zk        *zk.Client
-	files     *remote.Store
-	registry  *producer.Registry
-	cache     *snapcache.Cache
-	authz     *authz.Authorizer
-	tables    *tables.Map
-	servers   []*wire.Server
-	listeners []net.Listener
-	addrs     []config.Listener
-	emb       *embedded.Server // embedded mode (embedded.go)
-	ops       *ops
-	maxConns  int // each listener's connection limit
+	log      hclog.Logger
+	zk       *zk.Client
+	files    *remote.Store
+	registry *producer.Registry
+	cache    *snapcache.Cache
+	authz    *authz.Authorizer
+	tables   *tables.Map
+	serving  *assembly.Assembly // listeners, wire servers, cleanup
+	addrs    []config.Listener
+	emb      *embedded.Server // embedded mode (embedded.go)
+	ops      *ops
+	maxConns int // each listener's connection limit
 
+	// cancel stops what runs beside the assembly (proxy mode's coordinator
+	// discovery and warming); it is cancelled after the assembly has
+	// drained, since forwarded requests need the upstream until then.
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -153,32 +158,9 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, err
 	}
 
-	// Bind first, so that port 0 listeners advertise the port they got.
-	for _, l := range s.Listeners {
-		ln, err := net.Listen("tcp", l.Address())
-		if err != nil {
-			return nil, fmt.Errorf("listen %s: %w", l.Name, err)
-		}
-		a.listeners = append(a.listeners, ln)
-		bound := l
-		bound.Port = ln.Addr().(*net.TCPAddr).Port
-		a.addrs = append(a.addrs, bound)
-	}
-	advertised := advertisedListeners(a.addrs, s.AdvertisedListeners, log)
 	sec := s.Security
-	authn, err := authz.NewAuthenticator(authz.AuthConfig{Listeners: sec.Listeners, Timeout: sec.AuthTimeout, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	scfg := sidecar.Config{
-		NodeID:               s.NodeID,
-		Advertised:           advertised,
-		Registry:             a.registry,
-		RequestTimeout:       s.RequestTimeout,
-		Logger:               log,
-		Authenticator:        authn,
-		RequireTableForEmpty: sec.RequireTableForEmpty,
-	}
+	var authorizer sidecar.Authorizer
+	var tableNames sidecar.TableResolver
 	if sec.AuthorizerEnabled {
 		a.tables, err = tables.New(tables.Config{ZK: zc, Logger: log})
 		if err == nil {
@@ -197,112 +179,55 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("load ACLs from ZooKeeper: %w", err)
 		}
-		scfg.Authorizer, scfg.Tables = a.authz, a.tables
-	}
-	sc, err := sidecar.New(scfg)
-	if err != nil {
-		return nil, err
+		authorizer, tableNames = a.authz, a.tables
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
-	// One budget for every listener: request bytes in memory are bounded
-	// server-wide, not per listener.
-	budgetSize := s.MaxQueuedRequestBytes
-	if budgetSize <= 0 {
-		budgetSize = wire.DefaultRequestBudget
-	}
-	budget := wire.NewBudget(budgetSize)
-	budget.SetOnDrained(largeRequest, giveMemoryBack(log))
 	var upstream proxy.UpstreamSource
+	var adapt func(assembly.Listener, wire.ServerConfig) (wire.ServerConfig, error)
 	if s.Mode == ModeProxy {
 		upstream, err = a.startUpstream(runCtx, s, zc, log)
 		if err != nil {
 			return nil, err
 		}
+		adapt = a.proxyListener(ctx, runCtx, s, upstream, log)
 	}
-	for i, ln := range a.listeners {
-		base := wire.ServerConfig{
-			Mux:                sc.Mux(),
-			Logger:             log,
-			MaxFrameSize:       int32(s.MaxRequestSize),
-			MaxInFlightPerConn: s.MaxInFlightPerConn,
-			MaxConns:           s.MaxConnections,
-			MaxRunningPerConn:  s.MaxRunningPerConn,
-			Budget:             budget,
-			IdleTimeout:        s.IdleTimeout,
-			DrainTimeout:       s.ShutdownDrainTimeout,
-			ListenerName:       a.addrs[i].Name,
-			Gate:               authn.Gate,
-			OnConnect:          authn.OnConnect,
-			Observer:           o.wireObserver(),
-		}
-		if upstream != nil {
-			var p *proxy.Proxy
-			base, p, err = proxyServerConfig(base, s, sc, upstream, a.addrs, advertised[i], authn.Protocol(a.addrs[i].Name), log)
-			if err != nil {
-				return nil, err
-			}
-			// Learn the coordinator's API list before serving, so that
-			// API_VERSIONS, answered without waiting on the coordinator,
-			// lists its keys; if it is down, say so now and keep trying.
-			wctx, wcancel := context.WithTimeout(ctx, proxy.DefaultConnectTimeout)
-			werr := p.Warm(wctx)
-			wcancel()
-			if werr != nil {
-				a.wg.Add(1)
-				go func() {
-					defer a.wg.Done()
-					p.KeepWarm(runCtx)
-				}()
-			}
-		}
-		srv := wire.NewServer(base)
-		a.servers = append(a.servers, srv)
-		a.wg.Add(1)
-		go func(ln net.Listener) {
-			defer a.wg.Done()
-			if err := srv.Serve(runCtx, ln); err != nil && !errors.Is(err, wire.ErrServerClosed) && runCtx.Err() == nil {
-				log.Error("listener stopped", "addr", ln.Addr().String(), "error", err)
-			}
-		}(ln)
-		log.Info("serving", "listener", a.addrs[i].Name, "addr", ln.Addr().String(),
-			"security_protocol", authn.Protocol(a.addrs[i].Name), "mode", s.Mode)
-	}
-	o.watch(zc, files, upstream, s.StorageCheckInterval)
-	if err := a.startCleanup(runCtx, s, remoteFiles); err != nil {
+	a.serving, err = assembly.Start(ctx, assembly.Config{
+		Listeners:        s.Listeners,
+		Advertised:       s.AdvertisedListeners,
+		AnnounceWildcard: announceHostName(log),
+		Limits:           s.Limits(),
+		Security:         sec,
+		NodeID:           s.NodeID,
+		Registry:         a.registry,
+		Authorizer:       authorizer,
+		Tables:           tableNames,
+		Cleanup:          cleanupConfig(s, zc, remoteFiles, o.cleanupObserver(), log),
+		Adapt:            adapt,
+		Observer:         o.wireObserver(),
+		Mode:             s.Mode,
+		Logger:           log,
+	})
+	if err != nil {
 		return nil, err
 	}
+	a.addrs = a.serving.Bound()
+	o.watch(zc, files, upstream, s.StorageCheckInterval)
 	ok = true
 	return a, nil
 }
 
-// advertisedListeners pairs every bound listener with its advertised
-// address: the advertised.listeners entry of the same name, or the bound
-// address itself. A wildcard bind address without an advertised entry is
-// announced as this machine's host name, which clients elsewhere can reach
-// (unlike a loopback address); set advertised.listeners to choose.
-func advertisedListeners(bound, advertised []config.Listener, log hclog.Logger) []config.Listener {
-	out := make([]config.Listener, 0, len(bound))
-	for _, b := range bound {
-		l := b
-		for _, a := range advertised {
-			if a.Name == b.Name {
-				l = a
-			}
-		}
-		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
-			host, err := os.Hostname()
-			if err != nil || host == "" {
-				host = "localhost"
-			}
-			log.Warn("listener binds a wildcard address and has no "+KeyAdvertisedListeners+" entry; announcing the host name",
-				"listener", l.Name, "host", host)
-			l.Host = host
-		}
-		out = append(out, l)
+// announceHostName announces a listener that binds a wildcard address and
+// has no advertised.listeners entry as this machine's host name, which
+// clients elsewhere can reach (unlike a loopback address), and says so.
+func announceHostName(log hclog.Logger) func(config.Listener) string {
+	return func(l config.Listener) string {
+		host := assembly.HostName()
+		log.Warn("listener binds a wildcard address and has no "+KeyAdvertisedListeners+" entry; announcing the host name",
+			"listener", l.Name, "host", host)
+		return host
 	}
-	return out
 }
 
 // Addr is the bound address of the first listener.
@@ -326,23 +251,14 @@ func (a *App) Close() error {
 		if a.emb != nil {
 			errs = append(errs, a.emb.Close())
 		}
-		for _, s := range a.servers {
-			errs = append(errs, s.Close())
-		}
-		if a.servers == nil {
-			for _, ln := range a.listeners {
-				ln.Close()
-			}
+		if a.serving != nil {
+			// Drains, stops the cleanup and lets outliving writes settle.
+			errs = append(errs, a.serving.Close())
 		}
 		if a.cancel != nil {
 			a.cancel()
 		}
 		a.wg.Wait()
-		if a.registry != nil {
-			// Writes that outlived their requests settle before the stores
-			// close (bounded by their settle timeout).
-			_ = a.registry.Wait(context.Background())
-		}
 		if a.authz != nil {
 			a.authz.Close()
 		}

@@ -2,11 +2,9 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +19,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/metrics"
 	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
-	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
@@ -313,51 +310,4 @@ func (a *App) MetricsAddr() string {
 		return ""
 	}
 	return a.ops.http.Addr()
-}
-
-// electorIdentity is the cleanup leader znode's data: who leads, for the
-// followers' logs.
-func electorIdentity(addrs []config.Listener) []byte {
-	host, _ := os.Hostname()
-	return identityJSON(host, os.Getpid(), config.FormatListeners(addrs), buildinfo.Get().Version)
-}
-
-func identityJSON(host string, pid int, listeners, version string) []byte {
-	b, _ := json.Marshal(struct {
-		Host      string `json:"host"`
-		PID       int    `json:"pid"`
-		Listeners string `json:"listeners"`
-		Version   string `json:"version"`
-	}{host, pid, listeners, version})
-	return b
-}
-
-// startCleanup runs the periodic cleanup on whichever sidecar sharing this
-// ZooKeeper root leads it (see cleanup.Elector).
-func (a *App) startCleanup(ctx context.Context, s Settings, files storage.OrphanStore) error {
-	obs := a.ops.cleanupObserver()
-	elector, err := cleanup.NewElector(cleanup.ElectorConfig{
-		ZK: a.zk, Identity: electorIdentity(a.addrs), Logger: a.log,
-		OnChange: func(leading bool) {
-			if obs != nil {
-				obs.CleanupLeader(leading)
-			}
-		},
-	})
-	if err != nil {
-		return err
-	}
-	a.wg.Add(2)
-	go func() {
-		defer a.wg.Done()
-		elector.Run(ctx)
-	}()
-	go func() {
-		defer a.wg.Done()
-		cleanup.Run(ctx, cleanup.Config{
-			Registry: a.registry, Files: files, Interval: s.CleanupInterval, Grace: s.OrphanGracePeriod,
-			Leader: elector, Observer: obs, Logger: a.log,
-		})
-	}()
-	return nil
 }

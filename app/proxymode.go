@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
@@ -33,6 +34,28 @@ func (a *App) startUpstream(ctx context.Context, s Settings, zc *zk.Client, log 
 		}
 	}()
 	return disc, nil
+}
+
+// proxyListener returns the assembly's Adapt for proxy mode: every
+// listener forwards what the sidecar does not serve to upstream. Before a
+// listener serves, it learns the coordinator's API list, so that
+// API_VERSIONS, answered without waiting on the coordinator, lists its
+// keys; if the coordinator is down, it says so now and keeps trying for as
+// long as runCtx lives.
+func (a *App) proxyListener(ctx, runCtx context.Context, s Settings, upstream proxy.UpstreamSource, log hclog.Logger) func(assembly.Listener, wire.ServerConfig) (wire.ServerConfig, error) {
+	return func(l assembly.Listener, base wire.ServerConfig) (wire.ServerConfig, error) {
+		cfg, p, err := proxyServerConfig(base, s, l.Sidecar, upstream, l.AllBound, l.Advertised, l.Protocol, log)
+		if err != nil {
+			return base, err
+		}
+		wctx, wcancel := context.WithTimeout(ctx, proxy.DefaultConnectTimeout)
+		werr := p.Warm(wctx)
+		wcancel()
+		if werr != nil {
+			a.wg.Go(func() { p.KeepWarm(runCtx) })
+		}
+		return cfg, nil
+	}
 }
 
 // proxyServerConfig turns one listener's server config into proxy mode: the
