@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -70,17 +69,5 @@ func TestLogStartup(t *testing.T) {
 	}
 	if rec.Message != "starting fluss-sidecar" || rec.Version == "" || rec.Go == "" {
 		t.Errorf("start-up line %+v", rec)
-	}
-}
-
-// TestIdentityGolden pins the bytes of the cleanup leader znode.
-func TestIdentityGolden(t *testing.T) {
-	want, err := os.ReadFile("testdata/cleanup-leader.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := identityJSON("sidecar-0.example", 4242, "FLUSS://10.0.0.5:9123,CLIENT://10.0.0.5:9124", "0.3.0")
-	if !bytes.Equal(got, want) {
-		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }

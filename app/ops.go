@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -66,14 +65,6 @@ func opsFromConfig(c *config.Config) (OpsSettings, error) {
 		errs = append(errs, fmt.Errorf("%s: %q is neither text nor json", KeyLogFormat, o.LogFormat))
 	}
 	return o, errors.Join(errs...)
-}
-
-// NewLogger returns the sidecar's logger at level in format ("text" or
-// "json", hclog's JSON lines).
-func NewLogger(name, level, format string, out io.Writer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name: name, Level: hclog.LevelFromString(level), Output: out, JSONFormat: format == "json",
-	})
 }
 
 // ops is the monitoring side of a running sidecar: the metrics (when the
@@ -196,62 +187,6 @@ func (o *ops) watchCache(c *snapcache.Cache) {
 	}
 	if err := o.m.WatchSnapshotCache(c.Stats); err != nil {
 		o.log.Warn("snapshot cache metrics not exported", "error", err)
-	}
-}
-
-// probeStorage probes remote storage where offsets files go (a file
-// written, read back and deleted in the producers directory) until it
-// succeeds, retrying with backoff; then, every interval (0: never), again,
-// so that /readyz reports storage that stops accepting writes after the
-// start (a full or read-only disk, a revoked permission, an endpoint gone)
-// and recovers when it takes them again.
-func (o *ops) probeStorage(ctx context.Context, files *remote.Store, interval time.Duration) {
-	const firstBackoff = 500 * time.Millisecond
-	backoff := firstBackoff
-	dir := files.ProducersDir().String()
-	everOK := false
-	for ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := files.Probe(pctx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		o.mu.Lock()
-		wasOK := o.storageOK
-		o.storageOK, o.storageErr = err == nil, err
-		o.mu.Unlock()
-		wait := interval
-		switch {
-		case err == nil && !everOK:
-			o.log.Debug("remote storage answered the start-up probe", "dir", dir)
-		case err == nil && !wasOK:
-			o.log.Info("remote storage accepts writes again; ready", "dir", dir)
-		case err != nil && wasOK:
-			o.log.Warn("remote storage stopped accepting writes; not ready", "dir", dir, "error", err, "retry_in", backoff)
-		case err != nil:
-			o.log.Warn("remote storage does not accept writes; not ready", "dir", dir, "error", err, "retry_in", backoff)
-		}
-		everOK = everOK || err == nil
-		if err == nil {
-			if interval <= 0 {
-				return
-			}
-			backoff = firstBackoff
-		} else {
-			wait = backoff
-			backoff = 2 * backoff
-			if interval > 0 {
-				backoff = min(backoff, interval)
-			}
-			backoff = min(backoff, 30*time.Second)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
 	}
 }
 
