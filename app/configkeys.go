@@ -298,7 +298,7 @@ var configKeys = []ConfigKey{
 		Doc: "SASL/PLAIN users of every SASL listener, a `PlainLoginModule` entry with `user_NAME=\"password\"` options"},
 	{Name: authz.JAASKey("<listener>", "<mechanism>"), Secret: true, Unset: "the general entry",
 		Doc: "SASL/PLAIN users of one listener"},
-	{Name: authz.KeyPlainCredentials,
+	{Name: authz.KeyPlainCredentials, Secret: true,
 		Doc: "more SASL/PLAIN users, `user:password,...`"},
 	{Name: authz.KeyAuthorizerEnabled, Kind: KindBool, Default: "false",
 		Doc: "check every producer offsets request against the cluster's ACLs"},

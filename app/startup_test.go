@@ -12,7 +12,7 @@ import (
 func TestIsSensitive(t *testing.T) {
 	for key, want := range map[string]bool{
 		"s3.secret-key": true, "s3.access-key": true, "fs.oss.accessKeySecret": true, "fs.oss.accessKeyId": true,
-		"security.sasl.plain.jaas.config": true, "client.security.sasl.password": true, "fs.azure.account.key.x.dfs.core.windows.net": true,
+		"security.sasl.plain.jaas.config": true, "security.sasl.plain.credentials": true, "client.security.sasl.password": true, "fs.azure.account.key.x.dfs.core.windows.net": true,
 		"azure.account.key": true, "fs.obs.access.key": true, "obs.secret.key": true, "fs.cosn.userinfo.secretKey": true, "fs.cosn.userinfo.secretId": true,
 		"fs.gs.auth.service.account.json.keyfile": false, "sidecar.azure.endpoint": false,
 		"zookeeper.address": false, "remote.data.dir": false, "metrics.reporters": false, "security.sasl.enabled.mechanisms": false,
