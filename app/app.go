@@ -123,7 +123,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
 	}
 	a.files = files
-	if err := checkStorage(ctx, files, s.RemoteDataDir, s.StorageStartChecks, sleepContext, log); err != nil {
+	if err := remote.CheckAtStart(ctx, files, s.RemoteDataDir, s.StorageStartChecks, log); err != nil {
 		return nil, err
 	}
 	zkSnapshots, remoteFiles := counted.Wrap(zkstore.New(zc), files, o.storageObserver())

@@ -1,4 +1,4 @@
-package app
+package remote
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func TestCheckStorageRetriesTransientFailures(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &fakeProber{errs: tt.errs}
-			if err := checkStorage(context.Background(), p, "s3://b/p", tt.attempts, noSleep, hclog.NewNullLogger()); err != nil {
+			if err := checkAtStart(context.Background(), p, "s3://b/p", tt.attempts, noSleep, hclog.NewNullLogger()); err != nil {
 				t.Fatal(err)
 			}
 			if p.calls != tt.wantCalls {
