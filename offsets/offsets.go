@@ -1,6 +1,7 @@
 // Package offsets holds the plain data types of the producer offsets
-// registry, shared by the store packages (zk, remote) and the registry logic
-// (producer). It does no I/O.
+// registry, shared by the storage wing (storage and the stores beneath it)
+// and the registry logic (producer). It does no I/O; their bytes on
+// ZooKeeper and remote storage are package flussjson's.
 package offsets
 
 import (
