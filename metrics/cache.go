@@ -50,6 +50,8 @@ func (m *Metrics) WatchSnapshotCache(stats func() snapcache.Stats) error {
 			func(s snapcache.Stats) float64 { return Bool(s.Watching) }),
 		d("indexedProducerIds", "Producer ids in the index, -1 when there is none.", prometheus.GaugeValue,
 			func(s snapcache.Stats) float64 { return float64(s.IndexedIDs) }),
+		d("indexListSeconds", "How long the last listing of producer ids that installed the index took, 0 before one.", prometheus.GaugeValue,
+			func(s snapcache.Stats) float64 { return s.IndexListTime.Seconds() }),
 	}}
 	if err := m.reg.Register(c); err != nil {
 		return fmt.Errorf("metrics: %w", err)

@@ -105,6 +105,9 @@ type Stats struct {
 	// the index's size now, -1 when there is none (index.go).
 	KnownAbsent uint64
 	IndexedIDs  int
+	// IndexListTime is how long the last listing that installed an index
+	// took, from its request to the index's installation; 0 before one.
+	IndexListTime time.Duration
 }
 
 // Cache is the shared state of the two decorators. It is safe for
@@ -134,6 +137,8 @@ type Cache struct {
 	tokens      uint64 // the last entry token handed out
 	unsupported bool
 	index       childIndex // index.go
+	// indexListTime is the last installed listing's duration (index.go).
+	indexListTime time.Duration
 
 	hits, misses, shared, evictions, invalidations, drops, absentHits atomic.Uint64
 
@@ -231,12 +236,13 @@ func (c *Cache) Stats() Stats {
 	if c.index.state == indexReady {
 		indexed = len(c.index.ids)
 	}
+	listTime := c.indexListTime
 	c.mu.Unlock()
 	return Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Shared: c.shared.Load(),
 		Evictions: c.evictions.Load(), Invalidations: c.invalidations.Load(), Drops: c.drops.Load(),
 		Entries: entries, Bytes: bytes, Watching: watching,
-		KnownAbsent: c.absentHits.Load(), IndexedIDs: indexed,
+		KnownAbsent: c.absentHits.Load(), IndexedIDs: indexed, IndexListTime: listTime,
 	}
 }
 
