@@ -24,7 +24,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench lincheck generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
+.PHONY: all build run test unit fuzz bench bench-producers lincheck generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
 
 all: build
 
@@ -62,6 +62,14 @@ fuzz:
 # (docs/performance.md).
 bench: deps
 	scripts/bench.sh
+
+# 100,000 producer snapshots in ZooKeeper: start-up until /readyz, the
+# index's listing and memory, a GET storm over 1,000 random ids against raw
+# getData, and past sidecar.snapshot-cache.max-entries (docs/limits.md,
+# "Many producers"). Not part of make bench: filling ZooKeeper takes a while.
+bench-producers: deps
+	@out=$$($(GO) test ./bench/ -run='^$$' -bench='ManyProducers' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$$out"; exit 1; }; \
+	echo "$$out" | sed -n 's/^many| /  /p; /^BenchmarkManyProducers/p'
 
 # The linearizability checker's long version (lincheck/): every scenario for
 # 15 s with three faults, three runs in a row; each must pass. Extra sidecar
