@@ -429,43 +429,49 @@ func BenchmarkManyProducers(b *testing.B) {
 	// Every producer read once through the sidecar (as an hourly cleanup
 	// round reads every znode): the cache must stay within max-entries and
 	// max-bytes, evicting the least recently used.
-	sweepStart := time.Now()
-	sweepIDs := make(chan int)
-	var sweepErr error
-	var sweepMu sync.Mutex
-	var sweepWG sync.WaitGroup
-	for range manyStormConn {
+	// The same reads of raw ZooKeeper first, each id once over as many
+	// sessions: getData, and sync then getData (a linearizable read, what
+	// the sidecar's first read of an id is held to).
+	zkSweep := func(synced bool) func() (func(int) error, func()) {
+		return func() (func(int) error, func()) {
+			conn, _, err := gozk.Connect([]string{zkAddr}, 30*time.Second, gozk.WithLogger(quiet{}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for deadline := time.Now().Add(time.Minute); conn.State() != gozk.StateHasSession; {
+				if time.Now().After(deadline) {
+					b.Fatalf("no ZooKeeper session: %v", conn.State())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			return func(i int) error {
+				path := producers + "/" + manyID(i)
+				if synced {
+					if _, err := conn.Sync(path); err != nil {
+						return err
+					}
+				}
+				_, _, err := conn.Get(path)
+				return err
+			}, conn.Close
+		}
+	}
+	sweepZK := sweepAll(b, fillers, manyStormConn, zkSweep(false))
+	sweepZKSync := sweepAll(b, fillers, manyStormConn, zkSweep(true))
+	sweep := sweepAll(b, fillers, manyStormConn, func() (func(int) error, func()) {
 		c, err := wire.Dial(ctx, many.addr, wire.ClientOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		sweepWG.Add(1)
-		go func() {
-			defer sweepWG.Done()
-			defer c.Close()
-			for i := range sweepIDs {
-				body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(manyID(i))})
-				r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, body)
-				if err == nil && r.Type != wire.ResponseSuccess {
-					err = fmt.Errorf("get %s: %v", manyID(i), r.Err())
-				}
-				if err != nil {
-					sweepMu.Lock()
-					sweepErr = err
-					sweepMu.Unlock()
-				}
+		return func(i int) error {
+			body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(manyID(i))})
+			r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, body)
+			if err == nil && r.Type != wire.ResponseSuccess {
+				err = fmt.Errorf("get %s: %v", manyID(i), r.Err())
 			}
-		}()
-	}
-	for i := range fillers {
-		sweepIDs <- i
-	}
-	close(sweepIDs)
-	sweepWG.Wait()
-	if sweepErr != nil {
-		b.Fatal(sweepErr)
-	}
-	sweep := time.Since(sweepStart)
+			return err
+		}, func() { c.Close() }
+	})
 	sweepRSS := rssBytes(b, many.pid)
 	afterSweep := cacheLine()
 
@@ -508,6 +514,7 @@ func BenchmarkManyProducers(b *testing.B) {
 	fmt.Fprintf(&tbl, "Go heap in use: index built %s, empty root %s\n", mb(indexHeap), mb(emptyHeap))
 	fmt.Fprintf(&tbl, "cache after the storm: %s\n", afterStorm)
 	fmt.Fprintf(&tbl, "cache after reading all %d once over %d connections (%v, %.0f GET/s): %s\n", fillers, manyStormConn, sweep.Round(time.Millisecond), float64(fillers)/sweep.Seconds(), afterSweep)
+	fmt.Fprintf(&tbl, "each id read once, first reads: sidecar %.0f/s, raw getData %.0f/s, raw sync+getData %.0f/s\n", float64(fillers)/sweep.Seconds(), float64(fillers)/sweepZK.Seconds(), float64(fillers)/sweepZKSync.Seconds())
 	report := func(label string, res map[string]*stormResult) {
 		for _, t := range targets {
 			r := res[t]
@@ -522,6 +529,8 @@ func BenchmarkManyProducers(b *testing.B) {
 		b.ReportMetric(past["sidecar"].rate()/past["zk"].rate(), "past-random-sidecar/zk")
 		fmt.Fprintf(&tbl, "past the bound: indexedProducerIds %v; a register of a new producer answered 0\n", pastIndexed)
 	}
+	b.ReportMetric(sweepZK.Seconds()/sweep.Seconds(), "cold-sidecar/zk")
+	b.ReportMetric(sweepZKSync.Seconds()/sweep.Seconds(), "cold-sidecar/zksync")
 	b.ReportMetric(many.ready.Seconds(), "ready-s")
 	b.ReportMetric(many.ready.Seconds()/empty.ready.Seconds(), "ready/empty-ready")
 	b.ReportMetric(listSeconds, "index-list-s")
@@ -532,4 +541,46 @@ func BenchmarkManyProducers(b *testing.B) {
 	for _, line := range strings.Split(strings.TrimRight(tbl.String(), "\n"), "\n") {
 		fmt.Println("many|", line)
 	}
+}
+
+// sweepAll calls each of ids 0..n-1 once over conns connections, each
+// opened by open (which returns the call and its close), and returns the
+// time the calls took.
+func sweepAll(tb testing.TB, n, conns int, open func() (func(int) error, func())) time.Duration {
+	tb.Helper()
+	calls := make([]func(int) error, conns)
+	for k := range calls {
+		call, closeFn := open()
+		defer closeFn()
+		calls[k] = call
+	}
+	ids := make(chan int, conns)
+	errs := make(chan error, conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, call := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				if err := call(i); err != nil {
+					errs <- err
+					for range ids {
+					}
+					return
+				}
+			}
+		}()
+	}
+	for i := range n {
+		ids <- i
+	}
+	close(ids)
+	wg.Wait()
+	d := time.Since(start)
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+	return d
 }
