@@ -472,7 +472,7 @@ func BenchmarkManyProducers(b *testing.B) {
 			return err
 		}, func() { c.Close() }
 	})
-	sweepRSS := rssBytes(b, many.pid)
+	sweepRSS, sweepHeap := rssBytes(b, many.pid), many.metric(b, heapMetric)
 	afterSweep := cacheLine()
 
 	// Past the bound: one more producer than sidecar.snapshot-cache.max-entries
@@ -511,7 +511,7 @@ func BenchmarkManyProducers(b *testing.B) {
 	fmt.Fprintf(&tbl, "start until /readyz 200: %v (empty root, same run: %v)\n", many.ready.Round(time.Millisecond), empty.ready.Round(time.Millisecond))
 	fmt.Fprintf(&tbl, "index listing (indexListSeconds): %.3fs, installed by %v after the start; raw getChildren from the bench: min %v, median %v\n", listSeconds, indexAt.Round(10*time.Millisecond), list[0].Round(time.Millisecond), list[1].Round(time.Millisecond))
 	fmt.Fprintf(&tbl, "RSS: at ready %s, index built %s, after the storm %s, after reading all %d %s; empty root %s\n", mb(readyRSS), mb(indexRSS), mb(stormRSS), fillers, mb(sweepRSS), mb(emptyRSS))
-	fmt.Fprintf(&tbl, "Go heap in use: index built %s, empty root %s\n", mb(indexHeap), mb(emptyHeap))
+	fmt.Fprintf(&tbl, "Go heap in use: index built %s, after reading all %s; empty root %s\n", mb(indexHeap), mb(sweepHeap), mb(emptyHeap))
 	fmt.Fprintf(&tbl, "cache after the storm: %s\n", afterStorm)
 	fmt.Fprintf(&tbl, "cache after reading all %d once over %d connections (%v, %.0f GET/s): %s\n", fillers, manyStormConn, sweep.Round(time.Millisecond), float64(fillers)/sweep.Seconds(), afterSweep)
 	fmt.Fprintf(&tbl, "each id read once, first reads: sidecar %.0f/s, raw getData %.0f/s, raw sync+getData %.0f/s\n", float64(fillers)/sweep.Seconds(), float64(fillers)/sweepZK.Seconds(), float64(fillers)/sweepZKSync.Seconds())
