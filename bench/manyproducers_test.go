@@ -45,8 +45,13 @@ import (
 //     connections with one GET in flight each (linearizable reads, the
 //     default), against raw ZooKeeper getData of the same 1,000 znodes
 //     with the same concurrency, in interleaved slices;
+//   - first reads: every producer read once over 64 connections, through
+//     the sidecar and, before it, with raw getData and raw sync+getData;
+//     the cache must end within its bounds (entries, estimated bytes,
+//     evictions, RSS and Go heap are printed);
 //   - what happens past sidecar.snapshot-cache.max-entries: one more
-//     znode turns the index off (index.go); the storm is run again.
+//     znode turns the index off (index.go); the storm is run again and a
+//     register of a new producer must still succeed.
 //
 // The znodes are written directly with go-zookeeper (multi batches in
 // parallel), each naming the offsets files of one of a few producers
