@@ -38,15 +38,14 @@ type serverConn struct {
 	chargeMu sync.Mutex
 	charges  map[int32][]int64 // budget charges of forwarded requests
 
-	w          *sockWriter
-	scratch    []byte // the reader's buffer for Quick answers
-	writerStop chan struct{}
-	rep        *Replier
-	sem        chan struct{}
-	running    chan struct{} // slots of handlers running at once
-	handlers   sync.WaitGroup
-	inflight   atomic.Int64
-	draining   atomic.Bool
+	w        *sockWriter
+	scratch  []byte // the reader's buffer for Quick answers
+	rep      *Replier
+	sem      chan struct{}
+	running  chan struct{} // slots of handlers running at once
+	handlers sync.WaitGroup
+	inflight atomic.Int64
+	draining atomic.Bool
 	// readDeadline is the idle deadline last set by the reader (only the
 	// reader goroutine touches it; drain sets its own deadline).
 	readDeadline time.Time
@@ -75,14 +74,13 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 			LocalAddr:    nc.LocalAddr(),
 			ListenerName: s.cfg.ListenerName,
 		},
-		log:        s.log.With("conn", id),
-		ctx:        ctx,
-		cancel:     cancel,
-		writerStop: make(chan struct{}),
-		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
-		running:    make(chan struct{}, s.cfg.MaxRunningPerConn),
+		log:     s.log.With("conn", id),
+		ctx:     ctx,
+		cancel:  cancel,
+		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
+		running: make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
-	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writerStop, c.writeFailed)
+	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writeFailed)
 	c.w.maxQueued = maxQueuedOut
 	c.rep = &Replier{c: c}
 	c.sess.closeWhenIdle = c.drain
@@ -93,11 +91,6 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 func (c *serverConn) run() {
 	defer c.srv.removeConn(c)
 	c.log.Debug("connection opened", "remote", c.sess.RemoteAddr.String())
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.w.run()
-	}()
 	if c.srv.cfg.OnConnect != nil {
 		c.srv.cfg.OnConnect(c.ctx, c.sess)
 	}
@@ -109,8 +102,7 @@ func (c *serverConn) run() {
 	}
 	c.handlers.Wait()
 	c.w.flush()
-	close(c.writerStop)
-	<-writerDone
+	c.w.wait()
 	c.closeConn()
 	c.cancel()
 	c.log.Debug("connection closed")
