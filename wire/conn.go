@@ -22,9 +22,14 @@ const maxQueuedOut = 1 << 20
 // request (or a Forward hook answering through a Replier), and the single
 // writer that owns the socket's write side.
 type serverConn struct {
-	srv  *Server
-	nc   net.Conn
+	srv *Server
+	nc  net.Conn
+	// br is the read buffer, taken from readerPool when bytes arrive and
+	// given back when it is empty again, so that an idle connection holds
+	// none; without a readWaiter (rw nil) the connection keeps it. Only the
+	// reader goroutine (then watchPeer) touches it.
 	br   *bufio.Reader
+	rw   *readWaiter
 	sess *Session
 	log  hclog.Logger
 
@@ -39,7 +44,6 @@ type serverConn struct {
 	charges  map[int32][]int64 // budget charges of forwarded requests
 
 	w        *sockWriter
-	scratch  []byte // the reader's buffer for Quick answers
 	rep      *Replier
 	sem      chan struct{}
 	running  chan struct{} // slots of handlers running at once
@@ -64,10 +68,9 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 	c := &serverConn{
 		readCtx:    readCtx,
 		readCancel: readCancel,
-		charges:    map[int32][]int64{},
 		srv:        s,
 		nc:         nc,
-		br:         bufio.NewReaderSize(nc, 64<<10),
+		rw:         newReadWaiter(nc),
 		sess: &Session{
 			ConnID:       id,
 			RemoteAddr:   nc.RemoteAddr(),
@@ -79,6 +82,9 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		cancel:  cancel,
 		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		running: make(chan struct{}, s.cfg.MaxRunningPerConn),
+	}
+	if c.rw == nil {
+		c.br = bufio.NewReaderSize(nc, readBufferSize)
 	}
 	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writeFailed)
 	c.w.maxQueued = maxQueuedOut
@@ -99,6 +105,7 @@ func (c *serverConn) run() {
 	} else {
 		// The peer is gone or out of sync: nobody will read the answers.
 		c.cancel()
+		c.releaseReader()
 	}
 	c.handlers.Wait()
 	c.w.flush()
@@ -126,8 +133,56 @@ func (c *serverConn) drain() {
 // the connection closes once the drain ends.
 func (c *serverConn) watchPeer() {
 	c.nc.SetReadDeadline(time.Time{})
-	io.Copy(io.Discard, c.br)
+	if c.br != nil {
+		io.Copy(io.Discard, c.br)
+	} else {
+		io.Copy(io.Discard, c.nc)
+	}
 	c.cancel()
+	c.releaseReader()
+}
+
+// readBufferSize is the size of a connection's read buffer while it reads.
+const readBufferSize = 64 << 10
+
+// readerPool holds the read buffers (*bufio.Reader) of connections that
+// are waiting for a request.
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+// takeReader gives the connection a read buffer if it has none.
+func (c *serverConn) takeReader() {
+	if c.br == nil {
+		c.br = readerPool.Get().(*bufio.Reader)
+		c.br.Reset(c.nc)
+	}
+}
+
+// releaseReader gives an empty read buffer back to the pool; a buffer that
+// still holds bytes (a request, or what a peer sent during the drain) is
+// kept.
+func (c *serverConn) releaseReader() {
+	if c.rw == nil || c.br == nil || c.br.Buffered() > 0 {
+		return
+	}
+	c.br.Reset(nil)
+	readerPool.Put(c.br)
+	c.br = nil
+}
+
+// waitRequest waits for the first byte of a request, so that an idle
+// timeout never strikes in the middle of one, and makes sure the
+// connection has a read buffer holding it. While it waits with nothing
+// buffered, the buffer goes back to the pool.
+func (c *serverConn) waitRequest() error {
+	if c.rw != nil && (c.br == nil || c.br.Buffered() == 0) {
+		c.releaseReader()
+		if err := c.rw.wait(); err != nil {
+			return err
+		}
+	}
+	c.takeReader()
+	_, err := c.br.Peek(1)
+	return err
 }
 
 // abort cancels in-flight requests and closes the socket.
@@ -163,15 +218,13 @@ func (c *serverConn) setReadDeadline() bool {
 func (c *serverConn) readLoop() (answerInFlight bool) {
 	defer c.flushForwarded()
 	for {
-		if !frameBuffered(c.br) {
+		if c.br == nil || !frameBuffered(c.br) {
 			c.flushForwarded()
 		}
 		if !c.setReadDeadline() {
 			return true
 		}
-		// Wait for the first byte of a frame, so that an idle timeout never
-		// strikes in the middle of one.
-		if _, err := c.br.Peek(1); err != nil {
+		if err := c.waitRequest(); err != nil {
 			if isTimeout(err) && !c.draining.Load() && c.inflight.Load() > 0 {
 				continue
 			}
@@ -267,6 +320,9 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 // hook, to be released when it is answered.
 func (c *serverConn) holdCharge(id int32, charge int64) {
 	c.chargeMu.Lock()
+	if c.charges == nil {
+		c.charges = map[int32][]int64{}
+	}
 	c.charges[id] = append(c.charges[id], charge)
 	c.chargeMu.Unlock()
 }

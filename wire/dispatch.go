@@ -48,10 +48,8 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 				c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
 			}
 			c.finishFrame(tr, frame)
-			c.send(frame)
-			if cap(frame) <= maxScratch && len(c.scratch) == 0 && cap(frame) > cap(c.scratch) {
-				c.scratch = frame[:0]
-			}
+			c.send(frame) // copies it
+			putBuf(frame)
 			return true
 		}
 	}
@@ -154,13 +152,13 @@ func (c *serverConn) panicFrame(what string, h RequestHeader, r any) []byte {
 		truncate(fmt.Sprintf("internal server error: panic: %v", r)))
 }
 
-// maxScratch bounds the buffer a connection keeps for building Quick
-// answers.
-const maxScratch = 64 << 10
+// maxScratch: a Quick answer larger than this is noted to the budget as a
+// large allocation (see Budget.NoteLarge).
+const maxScratch = maxPooled
 
 // quick runs the Gate and the API's Quick hook on the reader goroutine. It
-// returns the frame to answer with: the Quick answer (built in c.scratch),
-// a Gate error or a panic; or nil with gated=true when Quick declined, so
+// returns the frame to answer with: the Quick answer (built in a pooled
+// buffer), a Gate error or a panic; or nil with gated=true when Quick declined, so
 // that the request is served as usual without running the Gate again.
 func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool, wait Waiter) {
 	defer func() {
@@ -178,11 +176,10 @@ func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte
 			return nil, "", true, w
 		}
 	}
-	buf := c.scratch
-	c.scratch = nil // not shared with a send that panics half-way
-	frame, pid, ok := c.quickFrame(api, h, body, buf[:0])
+	buf := getBuf() // from the pool the socket writers share; start gives it back
+	frame, pid, ok := c.quickFrame(api, h, body, buf)
 	if !ok {
-		c.scratch = buf
+		putBuf(buf)
 		return nil, "", true, nil
 	}
 	return frame, pid, false, nil
