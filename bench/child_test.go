@@ -106,6 +106,10 @@ func runChild(role string) int {
 		switch in.Text() {
 		case "goroutines":
 			fmt.Printf("%d\n", runtime.NumGoroutine())
+		case "memstats":
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			fmt.Printf("heap_inuse=%d stack_inuse=%d sys=%d\n", m.HeapInuse, m.StackInuse, m.Sys)
 		case "gc":
 			debug.FreeOSMemory()
 			fmt.Println("ok")

@@ -66,7 +66,7 @@ func idleConns(b *testing.B, n int) {
 	// once (registry, caches) is in the baseline.
 	warm := openAnswered(b, p.addr, 1)
 	time.Sleep(time.Second)
-	rss0, g0 := rssOf(b, p.pid), atoi(b, p.ask(b, "goroutines"))
+	rss0, g0, ms0 := rssOf(b, p.pid), atoi(b, p.ask(b, "goroutines")), p.ask(b, "memstats")
 	p.ask(b, "gc")
 	time.Sleep(time.Second)
 	rss0gc := rssOf(b, p.pid)
@@ -75,7 +75,7 @@ func idleConns(b *testing.B, n int) {
 	conns := openAnswered(b, p.addr, n)
 	b.StopTimer()
 	time.Sleep(time.Second)
-	rss1, g1 := rssOf(b, p.pid), atoi(b, p.ask(b, "goroutines"))
+	rss1, g1, ms1 := rssOf(b, p.pid), atoi(b, p.ask(b, "goroutines")), p.ask(b, "memstats")
 	p.ask(b, "gc")
 	time.Sleep(time.Second)
 	rss1gc := rssOf(b, p.pid)
@@ -85,6 +85,7 @@ func idleConns(b *testing.B, n int) {
 	b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/idle-conn")
 	fmt.Printf("idle| %6d connections: RSS %d -> %d KiB (%.0f B each); after FreeOSMemory %d -> %d KiB (%.0f B each); goroutines %d -> %d\n",
 		n, rss0>>10, rss1>>10, float64(rss1-rss0)/float64(n), rss0gc>>10, rss1gc>>10, float64(rss1gc-rss0gc)/float64(n), g0, g1)
+	fmt.Printf("idle| %6d connections: Go runtime before %s, after %s\n", n, ms0, ms1)
 	for _, c := range append(conns, warm...) {
 		c.Close()
 	}
