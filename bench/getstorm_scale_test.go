@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -184,17 +186,26 @@ func startScaleEnv(b *testing.B) *scaleEnv {
 }
 
 // scaleConns is one target's connections, each of which has answered one
-// GET; refused counts those that could not.
+// GET; refused counts those that could not. The load generator is lean so
+// that the servers, not it, decide the throughput: one goroutine per
+// connection writing a prepared frame and reading the answer, no client
+// library (wire.Client runs two goroutines and a channel per call).
 type scaleConns struct {
 	target  string
-	body    []byte
-	clients []*wire.Client
+	req     []byte // the GET frame; one request in flight, so one id will do
+	conns   []*scaleConn
 	refused int
+}
+
+type scaleConn struct {
+	nc net.Conn
+	br *bufio.Reader
 }
 
 // open opens n connections to target, 64 at a time.
 func (e *scaleEnv) open(b *testing.B, target string, n int) *scaleConns {
-	s := &scaleConns{target: target, body: e.body, clients: make([]*wire.Client, n)}
+	s := &scaleConns{target: target, conns: make([]*scaleConn, n),
+		req: wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.KeyGetProducerOffsets, RequestID: 1}, e.body)}
 	var refused atomic.Int64
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -202,20 +213,25 @@ func (e *scaleEnv) open(b *testing.B, target string, n int) *scaleConns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var d net.Dialer
 			for i := range next {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				c, err := wire.Dial(ctx, e.addrs[target], wire.ClientOptions{})
-				if err == nil {
-					if err = s.get(ctx, c); err != nil {
-						c.Close()
-					}
-				}
+				nc, err := d.DialContext(ctx, "tcp", e.addrs[target])
 				cancel()
+				var c *scaleConn
+				if err == nil {
+					c = &scaleConn{nc: nc, br: bufio.NewReaderSize(nc, 4096)}
+					nc.SetDeadline(time.Now().Add(time.Minute))
+					if err = s.get(c); err != nil {
+						nc.Close()
+					}
+					nc.SetDeadline(time.Time{})
+				}
 				if err != nil {
 					refused.Add(1)
 					continue
 				}
-				s.clients[i] = c
+				s.conns[i] = c
 			}
 		}()
 	}
@@ -224,13 +240,22 @@ func (e *scaleEnv) open(b *testing.B, target string, n int) *scaleConns {
 	}
 	close(next)
 	wg.Wait()
-	s.clients = slices.DeleteFunc(s.clients, func(c *wire.Client) bool { return c == nil })
+	s.conns = slices.DeleteFunc(s.conns, func(c *scaleConn) bool { return c == nil })
 	s.refused = int(refused.Load())
 	return s
 }
 
-func (s *scaleConns) get(ctx context.Context, c *wire.Client) error {
-	r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, s.body)
+// get sends one GET on c and reads its answer, which must be a SUCCESS
+// with a body.
+func (s *scaleConns) get(c *scaleConn) error {
+	if _, err := c.nc.Write(s.req); err != nil {
+		return err
+	}
+	payload, err := wire.ReadFrame(c.br, 1<<20)
+	if err != nil {
+		return err
+	}
+	r, err := wire.ParseResponse(payload)
 	if err != nil {
 		return err
 	}
@@ -241,8 +266,8 @@ func (s *scaleConns) get(ctx context.Context, c *wire.Client) error {
 }
 
 func (s *scaleConns) close() {
-	for _, c := range s.clients {
-		c.Close()
+	for _, c := range s.conns {
+		c.nc.Close()
 	}
 }
 
@@ -274,19 +299,18 @@ func (s *scaleConns) load(d time.Duration) *scaleResult {
 		res = &scaleResult{}
 	)
 	until := time.Now().Add(d)
-	failed := make([]bool, len(s.clients))
-	for i, c := range s.clients {
+	failed := make([]bool, len(s.conns))
+	for i, c := range s.conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := context.Background()
 			lat := make([]time.Duration, 0, 64)
 			for {
 				t0 := time.Now()
 				if !t0.Before(until) {
 					break
 				}
-				if err := s.get(ctx, c); err != nil {
+				if err := s.get(c); err != nil {
 					failed[i] = true
 					break
 				}
@@ -298,16 +322,16 @@ func (s *scaleConns) load(d time.Duration) *scaleResult {
 		}()
 	}
 	wg.Wait()
-	kept := s.clients[:0]
-	for i, c := range s.clients {
+	kept := s.conns[:0]
+	for i, c := range s.conns {
 		if failed[i] {
 			res.errors++
-			c.Close()
+			c.nc.Close()
 			continue
 		}
 		kept = append(kept, c)
 	}
-	s.clients = kept
+	s.conns = kept
 	res.reqs = len(res.latencies)
 	res.elapsed = d
 	slices.Sort(res.latencies)
