@@ -110,6 +110,14 @@ func runChild(role string) int {
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
 			fmt.Printf("heap_inuse=%d stack_inuse=%d sys=%d\n", m.HeapInuse, m.StackInuse, m.Sys)
+		case "heapprofile": // to the file named by FLUSS_BENCH_HEAPPROFILE
+			debug.FreeOSMemory()
+			f, err := os.Create(os.Getenv("FLUSS_BENCH_HEAPPROFILE"))
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+			fmt.Println(err)
 		case "gc":
 			debug.FreeOSMemory()
 			fmt.Println("ok")

@@ -85,6 +85,9 @@ func idleConns(b *testing.B, n int) {
 	b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/idle-conn")
 	fmt.Printf("idle| %6d connections: RSS %d -> %d KiB (%.0f B each); after FreeOSMemory %d -> %d KiB (%.0f B each); goroutines %d -> %d\n",
 		n, rss0>>10, rss1>>10, float64(rss1-rss0)/float64(n), rss0gc>>10, rss1gc>>10, float64(rss1gc-rss0gc)/float64(n), g0, g1)
+	if os.Getenv("FLUSS_BENCH_HEAPPROFILE") != "" {
+		p.ask(b, "heapprofile")
+	}
 	fmt.Printf("idle| %6d connections: Go runtime before %s, after %s\n", n, ms0, ms1)
 	for _, c := range append(conns, warm...) {
 		c.Close()

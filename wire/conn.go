@@ -31,7 +31,7 @@ type serverConn struct {
 	br   *bufio.Reader
 	rw   *readWaiter
 	sess *Session
-	log  hclog.Logger
+	lg   atomic.Pointer[hclog.Logger] // see logger
 
 	ctx    context.Context // cancelled when the connection closes
 	cancel context.CancelFunc
@@ -77,7 +77,6 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 			LocalAddr:    nc.LocalAddr(),
 			ListenerName: s.cfg.ListenerName,
 		},
-		log:     s.log.With("conn", id),
 		ctx:     ctx,
 		cancel:  cancel,
 		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
@@ -96,7 +95,9 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 
 func (c *serverConn) run() {
 	defer c.srv.removeConn(c)
-	c.log.Debug("connection opened", "remote", c.sess.RemoteAddr.String())
+	if c.srv.log.IsDebug() {
+		c.logger().Debug("connection opened", "remote", c.sess.RemoteAddr.String())
+	}
 	if c.srv.cfg.OnConnect != nil {
 		c.srv.cfg.OnConnect(c.ctx, c.sess)
 	}
@@ -112,7 +113,21 @@ func (c *serverConn) run() {
 	c.w.wait()
 	c.closeConn()
 	c.cancel()
-	c.log.Debug("connection closed")
+	if c.srv.log.IsDebug() {
+		c.logger().Debug("connection closed")
+	}
+}
+
+// logger returns the connection's logger (the server's, with the
+// connection's id), made on first use: most connections never log, and a
+// sub-logger costs a few hundred bytes for as long as the connection lives.
+func (c *serverConn) logger() hclog.Logger {
+	if l := c.lg.Load(); l != nil {
+		return *l
+	}
+	l := c.srv.log.With("conn", c.sess.ConnID)
+	c.lg.CompareAndSwap(nil, &l)
+	return *c.lg.Load()
 }
 
 func (c *serverConn) closeConn() {
@@ -256,7 +271,7 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		}
 		var fe *FrameError
 		if errors.As(err, &fe) {
-			c.log.Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
+			c.logger().Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
 			c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
 			c.w.flush()
 			c.closeConn()
@@ -293,7 +308,7 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 	charge = int64(n)
 	if !b.TryAcquire(charge) {
 		c.flushForwarded()
-		c.log.Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
+		c.logger().Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
 		if err := b.Acquire(c.readCtx, charge); err != nil {
 			return nil, 0, false, errStopReading
 		}
@@ -354,12 +369,12 @@ func (c *serverConn) logReadEnd(err error) {
 	switch {
 	case c.draining.Load():
 	case errors.Is(err, io.EOF):
-		c.log.Debug("client closed the connection")
+		c.logger().Debug("client closed the connection")
 	case isTimeout(err):
-		c.log.Debug("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
+		c.logger().Debug("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
 	case errors.Is(err, net.ErrClosed):
 	default:
-		c.log.Debug("read failed; closing connection", "error", err)
+		c.logger().Debug("read failed; closing connection", "error", err)
 	}
 }
 

@@ -146,7 +146,7 @@ func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int6
 // panicFrame logs a panic of what (a handler or hook) serving h, with its
 // stack, and returns the internal-error answer for it.
 func (c *serverConn) panicFrame(what string, h RequestHeader, r any) []byte {
-	c.log.Error(what+" panicked", "api_key", h.APIKey, "request_id", h.RequestID,
+	c.logger().Error(what+" panicked", "api_key", h.APIKey, "request_id", h.RequestID,
 		"error", fmt.Sprint(r), "stack", string(debug.Stack()))
 	return AppendError(nil, h.RequestID, flusserr.UnknownServerError,
 		truncate(fmt.Sprintf("internal server error: panic: %v", r)))
@@ -266,7 +266,7 @@ func (c *serverConn) flushForwarded() {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("forward hook panicked", "error", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.logger().Error("forward hook panicked", "error", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 	}()
 	c.srv.cfg.Forward.Flush(c.sess)
@@ -320,12 +320,12 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			}
 			return AppendSuccess(nil, h.RequestID, out)
 		}
-		c.log.Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
+		c.logger().Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
 		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
 			fmt.Sprintf("The server does not support api key %d version %d; the key is not served.", h.APIKey, h.APIVersion))
 	}
 	if h.APIVersion < api.MinVersion || h.APIVersion > api.MaxVersion {
-		c.log.Debug("unsupported api version", "api_key", h.APIKey, "request_id", h.RequestID, "api_version", h.APIVersion)
+		c.logger().Debug("unsupported api version", "api_key", h.APIKey, "request_id", h.RequestID, "api_version", h.APIVersion)
 		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
 			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
 				api, h.APIVersion, api.MinVersion, api.MaxVersion))
@@ -339,7 +339,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 	} else {
 		req := api.NewRequest()
 		if err := DecodeBody(api, h.APIVersion, body, req); err != nil {
-			c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+			c.logger().Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
 			return c.errorFrame(h, err)
 		}
 		tr.producerID = producerIDOf(req)
