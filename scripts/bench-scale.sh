@@ -37,4 +37,4 @@ echo "$out" | awk '/^BenchmarkGetStormScale/ {
 	for (i = 2; i < NF; i++) if ($(i+1) ~ /\/nothing$/) {
 		split($(i+1), p, "-"); printf "  %s connections, %s/do-nothing: %s (target >= 0.7 at 4000)\n", substr(p[1], 2), substr(p[2], 1, index(p[2], "/")-1), $i
 	}
-}'
+}' | sort -k1,1n -k3,3
