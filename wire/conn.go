@@ -64,7 +64,9 @@ type serverConn struct {
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	id := s.nextConnID.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
-	readCtx, readCancel := context.WithCancel(ctx)
+	// Not a child of ctx: a child context costs its parent a map of
+	// children for the connection's life. cancel cancels both.
+	readCtx, readCancel := context.WithCancel(context.Background())
 	c := &serverConn{
 		readCtx:    readCtx,
 		readCancel: readCancel,
@@ -78,7 +80,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 			ListenerName: s.cfg.ListenerName,
 		},
 		ctx:     ctx,
-		cancel:  cancel,
+		cancel:  func() { cancel(); readCancel() },
 		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		running: make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
@@ -151,7 +153,7 @@ func (c *serverConn) watchPeer() {
 	if c.br != nil {
 		io.Copy(io.Discard, c.br)
 	} else {
-		io.Copy(io.Discard, c.nc)
+		io.Copy(io.Discard, c.rw)
 	}
 	c.cancel()
 	c.releaseReader()
@@ -168,7 +170,7 @@ var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, rea
 func (c *serverConn) takeReader() {
 	if c.br == nil {
 		c.br = readerPool.Get().(*bufio.Reader)
-		c.br.Reset(c.nc)
+		c.br.Reset(c.rw) // what the wait read, then the socket
 	}
 }
 
@@ -176,7 +178,7 @@ func (c *serverConn) takeReader() {
 // still holds bytes (a request, or what a peer sent during the drain) is
 // kept.
 func (c *serverConn) releaseReader() {
-	if c.rw == nil || c.br == nil || c.br.Buffered() > 0 {
+	if c.rw == nil || c.br == nil || c.br.Buffered() > 0 || c.rw.pending() {
 		return
 	}
 	c.br.Reset(nil)
@@ -187,7 +189,7 @@ func (c *serverConn) releaseReader() {
 // waitRequest waits for the first byte of a request, so that an idle
 // timeout never strikes in the middle of one, and makes sure the
 // connection has a read buffer holding it. While it waits with nothing
-// buffered, the buffer goes back to the pool.
+// buffered, the buffer goes back to the pool (see readWaiter).
 func (c *serverConn) waitRequest() error {
 	if c.rw != nil && (c.br == nil || c.br.Buffered() == 0) {
 		c.releaseReader()
