@@ -24,7 +24,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench bench-producers lincheck generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
+.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
 
 all: build
 
@@ -70,6 +70,12 @@ bench: deps
 bench-producers: deps
 	@out=$$($(GO) test ./bench/ -run='^$$' -bench='ManyProducers' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | sed -n 's/^many| /  /p; /^BenchmarkManyProducers/p'
+
+# Job-scale benchmarks, kept out of make bench (minutes, and thousands of
+# descriptors): memory per idle connection at 1k/10k/12k connections and
+# the GET storm at 1k/4k/16k connections (docs/performance.md).
+bench-scale: deps
+	scripts/bench-scale.sh
 
 # The linearizability checker's long version (lincheck/): every scenario for
 # 15 s with three faults, three runs in a row; each must pass. Extra sidecar

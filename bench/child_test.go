@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -97,7 +99,32 @@ func runChild(role string) int {
 		defer pprof.StopCPUProfile()
 	}
 	fmt.Printf("ADDR %s\n", addr)
-	io.Copy(io.Discard, os.Stdin) // until the parent closes it or exits
+	// Until the parent closes stdin or exits, answer its questions about
+	// this process (childProc.ask).
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch in.Text() {
+		case "goroutines":
+			fmt.Printf("%d\n", runtime.NumGoroutine())
+		case "memstats":
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			fmt.Printf("heap_inuse=%d stack_inuse=%d sys=%d\n", m.HeapInuse, m.StackInuse, m.Sys)
+		case "heapprofile": // to the file named by FLUSS_BENCH_HEAPPROFILE
+			debug.FreeOSMemory()
+			f, err := os.Create(os.Getenv("FLUSS_BENCH_HEAPPROFILE"))
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+			fmt.Println(err)
+		case "gc":
+			debug.FreeOSMemory()
+			fmt.Println("ok")
+		default:
+			fmt.Println("?")
+		}
+	}
 	closeFn()
 	return 0
 }
@@ -105,6 +132,37 @@ func runChild(role string) int {
 // startChild runs a child server and returns its address; it stops when
 // the benchmark or test ends.
 func startChild(tb testing.TB, role string, env ...string) string {
+	tb.Helper()
+	p := startChildProc(tb, role, env...)
+	go io.Copy(io.Discard, p.out)
+	return p.addr
+}
+
+// childProc is a running child server.
+type childProc struct {
+	addr string
+	pid  int
+	in   io.Writer
+	out  *bufio.Reader
+}
+
+// ask sends one question to the child ("goroutines", "gc") and returns its
+// one-line answer.
+func (p *childProc) ask(tb testing.TB, q string) string {
+	tb.Helper()
+	if _, err := fmt.Fprintln(p.in, q); err != nil {
+		tb.Fatal(err)
+	}
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// startChildProc is startChild keeping the child's process id and its
+// question channel.
+func startChildProc(tb testing.TB, role string, env ...string) *childProc {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
 	cmd.Env = append(os.Environ(), append([]string{childRoleEnv + "=" + role}, env...)...)
@@ -131,11 +189,11 @@ func startChild(tb testing.TB, role string, env ...string) string {
 			<-done
 		}
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
 	if err != nil || !ok {
 		tb.Fatalf("child %s: %q %v", role, line, err)
 	}
-	go io.Copy(io.Discard, stdout)
-	return addr
+	return &childProc{addr: addr, pid: cmd.Process.Pid, in: stdin, out: out}
 }

@@ -105,13 +105,9 @@ func NewClient(nc net.Conn, opts ClientOptions) *Client {
 		pending:  make(map[int32]pendingCall),
 		done:     make(chan struct{}),
 	}
-	c.w = newSockWriter(nc, 0, c.done, func(err error) { c.fail(fmt.Errorf("wire: write: %w", err)) })
-	c.wg.Add(2)
+	c.w = newSockWriter(nc, 0, func(err error) { c.fail(fmt.Errorf("wire: write: %w", err)) })
+	c.wg.Add(1)
 	go c.readLoop()
-	go func() {
-		defer c.wg.Done()
-		c.w.run()
-	}()
 	return c
 }
 
@@ -279,6 +275,7 @@ func (c *Client) Err() error {
 func (c *Client) Close() error {
 	c.fail(ErrClientClosed)
 	c.wg.Wait()
+	c.w.wait() // the socket is closed: a write in progress fails at once
 	return nil
 }
 

@@ -22,11 +22,16 @@ const maxQueuedOut = 1 << 20
 // request (or a Forward hook answering through a Replier), and the single
 // writer that owns the socket's write side.
 type serverConn struct {
-	srv  *Server
-	nc   net.Conn
+	srv *Server
+	nc  net.Conn
+	// br is the read buffer, taken from readerPool when bytes arrive and
+	// given back when it is empty again, so that an idle connection holds
+	// none; without a readWaiter (rw nil) the connection keeps it. Only the
+	// reader goroutine (then watchPeer) touches it.
 	br   *bufio.Reader
+	rw   *readWaiter
 	sess *Session
-	log  hclog.Logger
+	lg   atomic.Pointer[hclog.Logger] // see logger
 
 	ctx    context.Context // cancelled when the connection closes
 	cancel context.CancelFunc
@@ -38,15 +43,13 @@ type serverConn struct {
 	chargeMu sync.Mutex
 	charges  map[int32][]int64 // budget charges of forwarded requests
 
-	w          *sockWriter
-	scratch    []byte // the reader's buffer for Quick answers
-	writerStop chan struct{}
-	rep        *Replier
-	sem        chan struct{}
-	running    chan struct{} // slots of handlers running at once
-	handlers   sync.WaitGroup
-	inflight   atomic.Int64
-	draining   atomic.Bool
+	w        *sockWriter
+	rep      *Replier
+	sem      chan struct{}
+	running  chan struct{} // slots of handlers running at once
+	handlers sync.WaitGroup
+	inflight atomic.Int64
+	draining atomic.Bool
 	// readDeadline is the idle deadline last set by the reader (only the
 	// reader goroutine touches it; drain sets its own deadline).
 	readDeadline time.Time
@@ -61,28 +64,30 @@ type serverConn struct {
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	id := s.nextConnID.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
-	readCtx, readCancel := context.WithCancel(ctx)
+	// Not a child of ctx: a child context costs its parent a map of
+	// children for the connection's life. cancel cancels both.
+	readCtx, readCancel := context.WithCancel(context.Background())
 	c := &serverConn{
 		readCtx:    readCtx,
 		readCancel: readCancel,
-		charges:    map[int32][]int64{},
 		srv:        s,
 		nc:         nc,
-		br:         bufio.NewReaderSize(nc, 64<<10),
+		rw:         newReadWaiter(nc),
 		sess: &Session{
 			ConnID:       id,
 			RemoteAddr:   nc.RemoteAddr(),
 			LocalAddr:    nc.LocalAddr(),
 			ListenerName: s.cfg.ListenerName,
 		},
-		log:        s.log.With("conn", id),
-		ctx:        ctx,
-		cancel:     cancel,
-		writerStop: make(chan struct{}),
-		sem:        make(chan struct{}, s.cfg.MaxInFlightPerConn),
-		running:    make(chan struct{}, s.cfg.MaxRunningPerConn),
+		ctx:     ctx,
+		cancel:  func() { cancel(); readCancel() },
+		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
+		running: make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
-	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writerStop, c.writeFailed)
+	if c.rw == nil {
+		c.br = bufio.NewReaderSize(nc, readBufferSize)
+	}
+	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writeFailed)
 	c.w.maxQueued = maxQueuedOut
 	c.rep = &Replier{c: c}
 	c.sess.closeWhenIdle = c.drain
@@ -92,12 +97,9 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 
 func (c *serverConn) run() {
 	defer c.srv.removeConn(c)
-	c.log.Debug("connection opened", "remote", c.sess.RemoteAddr.String())
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.w.run()
-	}()
+	if c.srv.log.IsDebug() {
+		c.logger().Debug("connection opened", "remote", c.sess.RemoteAddr.String())
+	}
 	if c.srv.cfg.OnConnect != nil {
 		c.srv.cfg.OnConnect(c.ctx, c.sess)
 	}
@@ -106,14 +108,28 @@ func (c *serverConn) run() {
 	} else {
 		// The peer is gone or out of sync: nobody will read the answers.
 		c.cancel()
+		c.releaseReader()
 	}
 	c.handlers.Wait()
 	c.w.flush()
-	close(c.writerStop)
-	<-writerDone
+	c.w.wait()
 	c.closeConn()
 	c.cancel()
-	c.log.Debug("connection closed")
+	if c.srv.log.IsDebug() {
+		c.logger().Debug("connection closed")
+	}
+}
+
+// logger returns the connection's logger (the server's, with the
+// connection's id), made on first use: most connections never log, and a
+// sub-logger costs a few hundred bytes for as long as the connection lives.
+func (c *serverConn) logger() hclog.Logger {
+	if l := c.lg.Load(); l != nil {
+		return *l
+	}
+	l := c.srv.log.With("conn", c.sess.ConnID)
+	c.lg.CompareAndSwap(nil, &l)
+	return *c.lg.Load()
 }
 
 func (c *serverConn) closeConn() {
@@ -134,8 +150,56 @@ func (c *serverConn) drain() {
 // the connection closes once the drain ends.
 func (c *serverConn) watchPeer() {
 	c.nc.SetReadDeadline(time.Time{})
-	io.Copy(io.Discard, c.br)
+	if c.br != nil {
+		io.Copy(io.Discard, c.br)
+	} else {
+		io.Copy(io.Discard, c.rw)
+	}
 	c.cancel()
+	c.releaseReader()
+}
+
+// readBufferSize is the size of a connection's read buffer while it reads.
+const readBufferSize = 64 << 10
+
+// readerPool holds the read buffers (*bufio.Reader) of connections that
+// are waiting for a request.
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+// takeReader gives the connection a read buffer if it has none.
+func (c *serverConn) takeReader() {
+	if c.br == nil {
+		c.br = readerPool.Get().(*bufio.Reader)
+		c.br.Reset(c.rw) // what the wait read, then the socket
+	}
+}
+
+// releaseReader gives an empty read buffer back to the pool; a buffer that
+// still holds bytes (a request, or what a peer sent during the drain) is
+// kept.
+func (c *serverConn) releaseReader() {
+	if c.rw == nil || c.br == nil || c.br.Buffered() > 0 || c.rw.pending() {
+		return
+	}
+	c.br.Reset(nil)
+	readerPool.Put(c.br)
+	c.br = nil
+}
+
+// waitRequest waits for the first byte of a request, so that an idle
+// timeout never strikes in the middle of one, and makes sure the
+// connection has a read buffer holding it. While it waits with nothing
+// buffered, the buffer goes back to the pool (see readWaiter).
+func (c *serverConn) waitRequest() error {
+	if c.rw != nil && (c.br == nil || c.br.Buffered() == 0) {
+		c.releaseReader()
+		if err := c.rw.wait(); err != nil {
+			return err
+		}
+	}
+	c.takeReader()
+	_, err := c.br.Peek(1)
+	return err
 }
 
 // abort cancels in-flight requests and closes the socket.
@@ -171,15 +235,13 @@ func (c *serverConn) setReadDeadline() bool {
 func (c *serverConn) readLoop() (answerInFlight bool) {
 	defer c.flushForwarded()
 	for {
-		if !frameBuffered(c.br) {
+		if c.br == nil || !frameBuffered(c.br) {
 			c.flushForwarded()
 		}
 		if !c.setReadDeadline() {
 			return true
 		}
-		// Wait for the first byte of a frame, so that an idle timeout never
-		// strikes in the middle of one.
-		if _, err := c.br.Peek(1); err != nil {
+		if err := c.waitRequest(); err != nil {
 			if isTimeout(err) && !c.draining.Load() && c.inflight.Load() > 0 {
 				continue
 			}
@@ -211,7 +273,7 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		}
 		var fe *FrameError
 		if errors.As(err, &fe) {
-			c.log.Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
+			c.logger().Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
 			c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
 			c.w.flush()
 			c.closeConn()
@@ -248,7 +310,7 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 	charge = int64(n)
 	if !b.TryAcquire(charge) {
 		c.flushForwarded()
-		c.log.Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
+		c.logger().Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
 		if err := b.Acquire(c.readCtx, charge); err != nil {
 			return nil, 0, false, errStopReading
 		}
@@ -275,6 +337,9 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 // hook, to be released when it is answered.
 func (c *serverConn) holdCharge(id int32, charge int64) {
 	c.chargeMu.Lock()
+	if c.charges == nil {
+		c.charges = map[int32][]int64{}
+	}
 	c.charges[id] = append(c.charges[id], charge)
 	c.chargeMu.Unlock()
 }
@@ -306,12 +371,12 @@ func (c *serverConn) logReadEnd(err error) {
 	switch {
 	case c.draining.Load():
 	case errors.Is(err, io.EOF):
-		c.log.Debug("client closed the connection")
+		c.logger().Debug("client closed the connection")
 	case isTimeout(err):
-		c.log.Debug("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
+		c.logger().Debug("closing idle connection", "idle_timeout", c.srv.cfg.IdleTimeout)
 	case errors.Is(err, net.ErrClosed):
 	default:
-		c.log.Debug("read failed; closing connection", "error", err)
+		c.logger().Debug("read failed; closing connection", "error", err)
 	}
 }
 

@@ -48,10 +48,8 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 				c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
 			}
 			c.finishFrame(tr, frame)
-			c.send(frame)
-			if cap(frame) <= maxScratch && len(c.scratch) == 0 && cap(frame) > cap(c.scratch) {
-				c.scratch = frame[:0]
-			}
+			c.send(frame) // copies it
+			putBuf(frame)
 			return true
 		}
 	}
@@ -148,19 +146,19 @@ func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int6
 // panicFrame logs a panic of what (a handler or hook) serving h, with its
 // stack, and returns the internal-error answer for it.
 func (c *serverConn) panicFrame(what string, h RequestHeader, r any) []byte {
-	c.log.Error(what+" panicked", "api_key", h.APIKey, "request_id", h.RequestID,
+	c.logger().Error(what+" panicked", "api_key", h.APIKey, "request_id", h.RequestID,
 		"error", fmt.Sprint(r), "stack", string(debug.Stack()))
 	return AppendError(nil, h.RequestID, flusserr.UnknownServerError,
 		truncate(fmt.Sprintf("internal server error: panic: %v", r)))
 }
 
-// maxScratch bounds the buffer a connection keeps for building Quick
-// answers.
-const maxScratch = 64 << 10
+// maxScratch: a Quick answer larger than this is noted to the budget as a
+// large allocation (see Budget.NoteLarge).
+const maxScratch = maxPooled
 
 // quick runs the Gate and the API's Quick hook on the reader goroutine. It
-// returns the frame to answer with: the Quick answer (built in c.scratch),
-// a Gate error or a panic; or nil with gated=true when Quick declined, so
+// returns the frame to answer with: the Quick answer (built in a pooled
+// buffer), a Gate error or a panic; or nil with gated=true when Quick declined, so
 // that the request is served as usual without running the Gate again.
 func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool, wait Waiter) {
 	defer func() {
@@ -178,11 +176,10 @@ func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte
 			return nil, "", true, w
 		}
 	}
-	buf := c.scratch
-	c.scratch = nil // not shared with a send that panics half-way
-	frame, pid, ok := c.quickFrame(api, h, body, buf[:0])
+	buf := getBuf() // from the pool the socket writers share; start gives it back
+	frame, pid, ok := c.quickFrame(api, h, body, buf)
 	if !ok {
-		c.scratch = buf
+		putBuf(buf)
 		return nil, "", true, nil
 	}
 	return frame, pid, false, nil
@@ -269,7 +266,7 @@ func (c *serverConn) flushForwarded() {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("forward hook panicked", "error", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.logger().Error("forward hook panicked", "error", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 	}()
 	c.srv.cfg.Forward.Flush(c.sess)
@@ -323,12 +320,12 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			}
 			return AppendSuccess(nil, h.RequestID, out)
 		}
-		c.log.Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
+		c.logger().Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
 		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
 			fmt.Sprintf("The server does not support api key %d version %d; the key is not served.", h.APIKey, h.APIVersion))
 	}
 	if h.APIVersion < api.MinVersion || h.APIVersion > api.MaxVersion {
-		c.log.Debug("unsupported api version", "api_key", h.APIKey, "request_id", h.RequestID, "api_version", h.APIVersion)
+		c.logger().Debug("unsupported api version", "api_key", h.APIKey, "request_id", h.RequestID, "api_version", h.APIVersion)
 		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
 			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
 				api, h.APIVersion, api.MinVersion, api.MaxVersion))
@@ -342,7 +339,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 	} else {
 		req := api.NewRequest()
 		if err := DecodeBody(api, h.APIVersion, body, req); err != nil {
-			c.log.Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
+			c.logger().Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
 			return c.errorFrame(h, err)
 		}
 		tr.producerID = producerIDOf(req)

@@ -139,7 +139,7 @@ func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed boo
 
 func (c *serverConn) logRequest(d RequestDone) {
 	warn := d.Code != flusserr.None && !d.Passed
-	if !warn && !c.log.IsDebug() {
+	if !warn && !c.logger().IsDebug() {
 		return
 	}
 	kv := []any{"api", apiLabel(d), "api_key", d.Header.APIKey, "request_id", d.Header.RequestID}
@@ -156,10 +156,10 @@ func (c *serverConn) logRequest(d RequestDone) {
 	}
 	kv = append(kv, "duration", d.Duration)
 	if warn {
-		c.log.Warn("request answered with an error", kv...)
+		c.logger().Warn("request answered with an error", kv...)
 		return
 	}
-	c.log.Debug("request", kv...)
+	c.logger().Debug("request", kv...)
 }
 
 func apiLabel(d RequestDone) string {
@@ -176,7 +176,7 @@ func apiLabel(d RequestDone) string {
 // when someone reads the trace, so that the proxy's fast path pays nothing
 // otherwise.
 func (c *serverConn) tracking() bool {
-	return c.srv.cfg.Observer != nil || c.log.IsDebug()
+	return c.srv.cfg.Observer != nil || c.logger().IsDebug()
 }
 
 // track records a request the Forward hook may take, until its answer. A

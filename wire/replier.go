@@ -16,7 +16,7 @@ func (c *serverConn) send(b []byte) {
 
 func (c *serverConn) writeFailed(err error) {
 	if !errors.Is(err, net.ErrClosed) {
-		c.log.Debug("write failed; closing connection", "error", err)
+		c.logger().Debug("write failed; closing connection", "error", err)
 	}
 	c.cancel()
 	c.closeConn()

@@ -10,8 +10,10 @@ import (
 // never interleave. The goroutine that finds the socket idle writes the
 // queue itself without blocking (one write system call when the socket has
 // room, no hand-off); whatever the socket cannot take at once, and whatever
-// is queued meanwhile, is written by run, the writer's own goroutine. So
-// write never waits for the peer to read.
+// is queued meanwhile, is written by a goroutine started for it (drain),
+// which ends when the queue is empty. So write never waits for the peer to
+// read, and an idle socket has no goroutine and no buffer of its own: queue
+// buffers come from a pool and go back to it once written.
 type sockWriter struct {
 	nc      net.Conn
 	raw     *rawWriter    // nil: every write goes through run
@@ -20,25 +22,42 @@ type sockWriter struct {
 	// queued behind a write in progress: backpressure for a peer that does
 	// not read.
 	maxQueued int
-	stop      <-chan struct{} // ends run
 	onFail    func(error)
 
-	mu    sync.Mutex
-	idle  sync.Cond // signalled when busy turns false or the queue empties
-	buf   []byte    // queued bytes nobody is writing yet
-	spare []byte    // an empty buffer to queue into next
-	rest  []byte    // what an inline write left for run
-	busy  bool      // a goroutine owns the socket's write side
-	err   error
-	kick  chan struct{}
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when busy turns false or the queue empties
+	buf     []byte    // queued bytes nobody is writing yet (pooled)
+	busy    bool      // a goroutine owns the socket's write side
+	err     error
+	drainWG sync.WaitGroup // the drain goroutine, while one runs
 }
 
-// maxSpare bounds the buffer a sockWriter keeps for reuse, so an idle
-// connection holds no more than a bufio.Writer would.
-const maxSpare = 64 << 10
+// maxPooled bounds the queue buffers kept in the pool, so that one large
+// answer does not stay allocated for every later small one.
+const maxPooled = 64 << 10
 
-func newSockWriter(nc net.Conn, timeout time.Duration, stop <-chan struct{}, onFail func(error)) *sockWriter {
-	w := &sockWriter{nc: nc, raw: newRawWriter(rawConnOf(nc)), timeout: timeout, stop: stop, onFail: onFail, kick: make(chan struct{}, 1)}
+// bufPool holds empty queue buffers (*[]byte) shared by every socket.
+var bufPool sync.Pool
+
+// getBuf returns an empty buffer from the pool, or nil.
+func getBuf() []byte {
+	if p, ok := bufPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// putBuf gives b back to the pool unless it is too large to keep.
+func putBuf(b []byte) {
+	if c := cap(b); c == 0 || c > maxPooled {
+		return
+	}
+	b = b[:0]
+	bufPool.Put(&b)
+}
+
+func newSockWriter(nc net.Conn, timeout time.Duration, onFail func(error)) *sockWriter {
+	w := &sockWriter{nc: nc, raw: newRawWriter(rawConnOf(nc)), timeout: timeout, onFail: onFail}
 	w.idle.L = &w.mu
 	return w
 }
@@ -71,6 +90,9 @@ func (w *sockWriter) put(start bool, parts [][]byte) error {
 		return err
 	}
 	for _, p := range parts {
+		if w.buf == nil && len(p) > 0 {
+			w.buf = getBuf()
+		}
 		w.buf = append(w.buf, p...)
 	}
 	if w.busy || !start || len(w.buf) == 0 {
@@ -79,84 +101,75 @@ func (w *sockWriter) put(start bool, parts [][]byte) error {
 	}
 	w.busy = true
 	b := w.buf
-	w.buf, w.spare = w.spare[:0], nil
+	w.buf = nil
 	w.mu.Unlock()
 
 	n := 0
 	if w.raw != nil {
 		var err error
 		if n, err = w.raw.tryWrite(b); err != nil {
+			putBuf(b)
 			w.failWith(err)
 			return nil
 		}
 	}
 	w.mu.Lock()
 	if n == len(b) {
-		if cap(b) <= maxSpare {
-			w.spare = b[:0]
-		}
+		putBuf(b)
 		if len(w.buf) == 0 {
 			w.busy = false
 			w.idle.Broadcast()
 			w.mu.Unlock()
 			return nil
 		}
-	} else {
-		w.rest = b[n:]
+		b, n = w.buf, 0
+		w.buf = nil
 	}
+	w.drainWG.Add(1)
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	go w.drain(b, n)
 	return nil
 }
 
-// run writes, blocking, what write left: the rest of an inline write and
-// everything queued until the queue is empty. It returns when stop is
-// closed or a write fails.
-func (w *sockWriter) run() {
+// drain writes, blocking, what an inline write left (b from offset off) and
+// then everything queued meanwhile, until the queue is empty or a write
+// fails; then it gives the socket's write side back and ends.
+func (w *sockWriter) drain(b []byte, off int) {
+	defer w.drainWG.Done()
 	for {
-		select {
-		case <-w.kick:
-		case <-w.stop:
+		if off < len(b) {
+			if w.timeout > 0 {
+				w.nc.SetWriteDeadline(time.Now().Add(w.timeout))
+			}
+			_, err := w.nc.Write(b[off:])
+			if err != nil {
+				putBuf(b)
+				w.failWith(err)
+				return
+			}
+			if w.timeout > 0 {
+				// Inline writes must not see a deadline that has passed.
+				w.nc.SetWriteDeadline(time.Time{})
+			}
+		}
+		putBuf(b)
+		w.mu.Lock()
+		if len(w.buf) == 0 {
+			w.busy = false
+			w.idle.Broadcast()
+			w.mu.Unlock()
 			return
 		}
-		w.mu.Lock()
-		b := w.rest
-		w.rest = nil
+		b, off = w.buf, 0
+		w.buf = nil
+		w.idle.Broadcast() // the queue is empty again
 		w.mu.Unlock()
-		for {
-			if len(b) > 0 {
-				if w.timeout > 0 {
-					w.nc.SetWriteDeadline(time.Now().Add(w.timeout))
-				}
-				if _, err := w.nc.Write(b); err != nil {
-					w.failWith(err)
-					return
-				}
-				if w.timeout > 0 {
-					// Inline writes must not see a deadline that has passed.
-					w.nc.SetWriteDeadline(time.Time{})
-				}
-			}
-			w.mu.Lock()
-			if cap(b) <= maxSpare && cap(b) > cap(w.spare) {
-				w.spare = b[:0]
-			}
-			if len(w.buf) == 0 {
-				w.busy = false
-				w.idle.Broadcast()
-				w.mu.Unlock()
-				break
-			}
-			b = w.buf
-			w.buf, w.spare = w.spare[:0], nil
-			w.idle.Broadcast() // the queue is empty again
-			w.mu.Unlock()
-		}
 	}
 }
+
+// wait returns once no drain goroutine runs. Call it after flush, or after
+// the socket was closed, when nothing more is written.
+func (w *sockWriter) wait() { w.drainWG.Wait() }
 
 // flush waits until everything queued has been written or the writer
 // failed, and returns the writer's error.
@@ -175,7 +188,8 @@ func (w *sockWriter) failWith(err error) {
 	first := w.err == nil
 	if first {
 		w.err = err
-		w.buf, w.rest = nil, nil
+		putBuf(w.buf)
+		w.buf = nil
 	}
 	w.idle.Broadcast()
 	w.mu.Unlock()

@@ -1,0 +1,95 @@
+//go:build linux
+
+package wire
+
+import (
+	"net"
+	"sync"
+	"syscall"
+)
+
+// readWaiter waits until a socket has something to read (bytes, the peer's
+// close or an error), so that an idle connection needs no read buffer: the
+// buffer is taken from a pool once bytes are there. The wait goes through
+// the runtime's network poller and honours the read deadline, like a read.
+//
+// The wait reads: its callback tries a non-blocking read into a small
+// pooled chunk, which it gives back when the socket has nothing yet. So a
+// request costs the same system calls as a plain read (one that finds
+// nothing, the poller's wait, one that reads). The chunk's bytes are served
+// by Read, the source of the connection's read buffer, before the socket's.
+type readWaiter struct {
+	nc    net.Conn
+	rc    syscall.RawConn
+	fn    func(fd uintptr) bool
+	chunk []byte // bytes the last wait read and Read has not served (pooled)
+	off   int
+}
+
+// chunkSize is what a wait reads at most: a whole small request; a larger
+// one is read on from the socket.
+const chunkSize = 4 << 10
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+
+// newReadWaiter returns a waiter for nc, or nil when nc has no raw socket
+// (the connection then keeps its read buffer).
+func newReadWaiter(nc net.Conn) *readWaiter {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	w := &readWaiter{nc: nc, rc: rc}
+	w.fn = w.readFD
+	return w
+}
+
+// wait returns once the socket had something to read, or the deadline's or
+// the closed connection's error.
+func (w *readWaiter) wait() error {
+	if w.off < len(w.chunk) {
+		return nil
+	}
+	return w.rc.Read(w.fn)
+}
+
+// readFD reports false (wait) only when the socket has nothing to read
+// yet. A peer's close or an error report true and are left for the read
+// that follows, which returns them as the net package does.
+func (w *readWaiter) readFD(fd uintptr) bool {
+	p := chunkPool.Get().(*[]byte)
+	for {
+		n, err := syscall.Read(int(fd), *p)
+		if err == syscall.EINTR {
+			continue
+		}
+		if n > 0 {
+			w.chunk, w.off = (*p)[:n], 0
+			return true
+		}
+		chunkPool.Put(p)
+		return err != syscall.EAGAIN
+	}
+}
+
+// Read serves what the last wait read, then reads the socket.
+func (w *readWaiter) Read(b []byte) (int, error) {
+	if w.off < len(w.chunk) {
+		n := copy(b, w.chunk[w.off:])
+		w.off += n
+		if w.off == len(w.chunk) {
+			c := w.chunk[:cap(w.chunk)]
+			chunkPool.Put(&c)
+			w.chunk, w.off = nil, 0
+		}
+		return n, nil
+	}
+	return w.nc.Read(b)
+}
+
+// pending reports whether the last wait's bytes are not all served.
+func (w *readWaiter) pending() bool { return w.off < len(w.chunk) }
