@@ -178,17 +178,7 @@ func startChildProc(tb testing.TB, role string, env ...string) *childProc {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	tb.Cleanup(func() { stopChild(cmd, stdin) })
 	out := bufio.NewReader(stdout)
 	line, err := out.ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
@@ -196,4 +186,18 @@ func startChildProc(tb testing.TB, role string, env ...string) *childProc {
 		tb.Fatalf("child %s: %q %v", role, line, err)
 	}
 	return &childProc{addr: addr, pid: cmd.Process.Pid, in: stdin, out: out}
+}
+
+// stopChild closes a child sidecar's stdin, which tells it to exit, and
+// waits for it; one that has not exited after 30 s is killed.
+func stopChild(cmd *exec.Cmd, stdin io.Closer) {
+	stdin.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }

@@ -196,17 +196,7 @@ func startManyChild(tb testing.TB, root, dir string) *manyChild {
 		tb.Fatal(err)
 	}
 	m.pid = cmd.Process.Pid
-	tb.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	tb.Cleanup(func() { stopChild(cmd, stdin) })
 	ready := make(chan time.Duration, 1)
 	stop := make(chan struct{})
 	defer close(stop)
