@@ -53,7 +53,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestClientOps(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	root := zktest.UniqueRoot()
 	c := connect(t, zkAddr, root+"/") // trailing slash is normalized away
 	raw := zktest.RawConn(t, zkAddr)
@@ -187,7 +187,7 @@ func TestClientOps(t *testing.T) {
 }
 
 func TestSlashRoot(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	c := connect(t, zkAddr, "/")
 	if c.Root() != "/" || c.FullPath("/x") != "/x" {
 		t.Fatalf("%q %q", c.Root(), c.FullPath("/x"))
@@ -210,7 +210,7 @@ func TestContextAndClose(t *testing.T) {
 	}
 	c.Close()
 	c.Close()
-	if _, _, err := c.Get(testCtx(t), "/x"); !errors.Is(err, ErrUnavailable) {
+	if _, _, err := c.Get(zktest.Context(t), "/x"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
@@ -234,7 +234,7 @@ func TestConnectNoServer(t *testing.T) {
 func TestServerOutage(t *testing.T) {
 	srv := zktest.StartT(t)
 	c := connect(t, srv.Addr, "/fluss")
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	if _, err := c.Create(ctx, "/before", []byte("x"), Persistent); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestSessionExpiry(t *testing.T) {
 	cut := zktest.NewCutter(t, srv.Addr)
 	events := &eventLog{}
 	c := connect(t, cut.Addr(), "/fluss", func(cfg *Config) { cfg.SessionTimeout = 2 * time.Second; cfg.Observer = events })
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 
 	newSession := make(chan struct{}, 10)
 	unregister := c.OnNewSession(func() { newSession <- struct{}{} })

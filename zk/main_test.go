@@ -1,14 +1,13 @@
 package zk
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
-	"github.com/hashicorp/go-hclog"
 )
 
 // zkAddr is the shared ZooKeeper server of this package's tests; each test
@@ -17,15 +16,6 @@ var zkAddr string
 
 func TestMain(m *testing.M) {
 	zktest.Main(m, func(addr string) { zkAddr = addr })
-}
-
-// testCtx bounds a test's calls so that a bug cannot hang it; it is not a
-// timing assertion.
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // testLogger logs to t until the test's cleanups reach it; go-zookeeper's
@@ -62,7 +52,7 @@ func connect(t *testing.T, addr, root string, mod ...func(*Config)) *Client {
 	for _, f := range mod {
 		f(&cfg)
 	}
-	c, err := Connect(testCtx(t), cfg)
+	c, err := Connect(zktest.Context(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package zk
 import (
 	"errors"
 	"testing"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // SyncGet answers what Get answers: data, stat and absence alike, also
 // for many calls at once on one connection.
 func TestSyncGetMatchesGet(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	c := newClient(t)
 	if _, _, err := c.SyncGet(ctx, "/no/such/znode"); !errors.Is(err, ErrNoNode) {
 		t.Fatalf("SyncGet of a missing znode: %v, want ErrNoNode", err)

@@ -75,3 +75,12 @@ func RawConn(tb testing.TB, addr string) *gozk.Conn {
 	tb.Cleanup(conn.Close)
 	return conn
 }
+
+// Context returns a context that ends with the test, or after a minute, so
+// that a bug cannot hang a test's ZooKeeper calls; it is not a timing
+// assertion.
+func Context(tb testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	tb.Cleanup(cancel)
+	return ctx
+}

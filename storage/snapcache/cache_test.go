@@ -30,15 +30,6 @@ func TestMain(m *testing.M) {
 	zktest.Main(m, func(addr string) { zkAddr = addr })
 }
 
-// testCtx bounds a test so that a bug cannot hang it; it is not a timing
-// assertion.
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // fixture is one sidecar's stores: a ZooKeeper client, the producer store
 // over it (counting reads), a local file store, the cache and a registry
 // over the cache.
@@ -103,7 +94,7 @@ func (s *countingStore) enter() {
 
 func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Config)) *fixture {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	root := zktest.UniqueRoot()
 	zcfg := zk.Config{Address: addr, Root: root, Logger: hclog.NewNullLogger()}
 	if zkmod != nil {
@@ -141,7 +132,7 @@ func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Con
 
 func (f *fixture) register(t *testing.T, id string, off int64) {
 	t.Helper()
-	res, err := f.registry.Register(testCtx(t), producer.RegisterInput{
+	res, err := f.registry.Register(zktest.Context(t), producer.RegisterInput{
 		ProducerID: &id,
 		Tables:     []producer.TableInput{{TableID: 1, Buckets: []producer.BucketInput{{BucketID: 0, LogEndOffset: &off}}}},
 	})
@@ -154,7 +145,7 @@ func (f *fixture) register(t *testing.T, id string, off int64) {
 // snapshot.
 func (f *fixture) get(t *testing.T, id string) int64 {
 	t.Helper()
-	s, found, err := f.registry.Get(testCtx(t), &id)
+	s, found, err := f.registry.Get(zktest.Context(t), &id)
 	if err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
@@ -169,7 +160,7 @@ func (f *fixture) get(t *testing.T, id string) int64 {
 // coordinator or another sidecar does.
 func (f *fixture) rawWrite(t *testing.T, id string, off int64) {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	path, err := f.files.WriteOffsets(ctx, id, offsets.TableOffsets{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: off}}})
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +187,7 @@ func (f *fixture) rawWrite(t *testing.T, id string, off int64) {
 // the notifications for those writes are delivered before it returns.
 func (f *fixture) syncInner(t *testing.T) {
 	t.Helper()
-	if err := f.store.Store.Sync(testCtx(t)); err != nil {
+	if err := f.store.Store.Sync(zktest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -264,7 +255,7 @@ func TestOwnWritesVisibleAtOnce(t *testing.T) {
 	if got := f.get(t, id); got != 5 {
 		t.Fatalf("after register: %d", got)
 	}
-	if err := f.registry.Delete(testCtx(t), ptr(id), nil); err != nil {
+	if err := f.registry.Delete(zktest.Context(t), ptr(id), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.get(t, id); got != -1 {
@@ -293,7 +284,7 @@ func ptr(s string) *string { return &s }
 func TestSecondSidecarWriteVisible(t *testing.T) {
 	a := newFixture(t, zkAddr, nil, nil)
 	// b shares a's root and files.
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	zb, err := zk.Connect(ctx, zk.Config{Address: zkAddr, Root: a.zc.Root(), Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +343,7 @@ func TestConcurrentGetsShareOneRead(t *testing.T) {
 			results <- s.Tables[0].Buckets[0].LogEndOffset
 		}()
 	}
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	waitEntered(ctx, t, f.store)
 	for f.cache.Stats().Shared < readers-1 {
 		if ctx.Err() != nil {
@@ -392,7 +383,7 @@ func TestNotificationDuringReadIsNotCached(t *testing.T) {
 		}
 		first <- s.ExpirationTime
 	}()
-	waitEntered(testCtx(t), t, f.store)
+	waitEntered(zktest.Context(t), t, f.store)
 	// The notification, as go-zookeeper delivers it.
 	f.cache.onEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: f.zc.FullPath(zkstore.ProducersPath + "/" + id)})
 	// A reader after it sends its own read rather than joining.
@@ -401,7 +392,7 @@ func TestNotificationDuringReadIsNotCached(t *testing.T) {
 		_, _, _, err := f.cache.Snapshots().GetSnapshot(context.Background(), id)
 		second <- err
 	}()
-	waitEntered(testCtx(t), t, f.store)
+	waitEntered(zktest.Context(t), t, f.store)
 	close(f.store.gate)
 	<-first
 	if err := <-second; err != nil {
@@ -464,7 +455,7 @@ func TestSessionExpiryDropsCache(t *testing.T) {
 	f := newFixture(t, cut.Addr(), nil, func(c *zk.Config) { c.SessionTimeout = 2 * time.Second })
 	// The other client talks to the same private server.
 	f.raw = zktest.RawConn(t, srv.Addr)
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	const id = "exp"
 	f.register(t, id, 1)
 	if f.get(t, id) != 1 || f.get(t, id) != 1 {
@@ -519,7 +510,7 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 	cut := zktest.NewCutter(t, srv.Addr)
 	f := newFixture(t, cut.Addr(), nil, func(c *zk.Config) { c.SessionTimeout = 30 * time.Second })
 	f.raw = zktest.RawConn(t, srv.Addr)
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	const id = "rc"
 	f.register(t, id, 1)
 	f.get(t, id)
@@ -562,7 +553,7 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 // through the cache forgets it.
 func TestFilesCachedByPath(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	path, err := f.files.WriteOffsets(ctx, "fp", offsets.TableOffsets{TableID: 4, Buckets: []offsets.BucketOffset{{BucketID: 1, LogEndOffset: 9}}})
 	if err != nil {
 		t.Fatal(err)
@@ -668,7 +659,7 @@ func TestGetCachedFollowsTheCache(t *testing.T) {
 // order its buckets were given in.
 func TestWrittenFilesCachedAsRead(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	rnd := rand.New(rand.NewPCG(5, 8))
 	fs := f.cache.Files()
 	cached := fs.(storage.CachedFiles)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -14,7 +15,7 @@ import (
 // by the test's context: not a timing assertion).
 func waitIndexed(t *testing.T, c *Cache) {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	for c.Stats().IndexedIDs < 0 {
 		if ctx.Err() != nil {
 			t.Fatalf("never indexed: %+v", c.Stats())
@@ -75,7 +76,7 @@ func TestIndexListsWhatIsThere(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
 	f.rawWrite(t, "x", 1)
 	f.rawWrite(t, "y", 1)
-	ctx := testCtx(t)
+	ctx := zktest.Context(t)
 	failing := &countingStore{Store: f.store.Store, listErr: errors.New("reply too large")}
 	for _, tc := range []struct {
 		maxEntries int
@@ -127,7 +128,7 @@ func TestCreationDuringListingIsNotKnownAbsent(t *testing.T) {
 	}, nil)
 	select {
 	case <-entered:
-	case <-testCtx(t).Done():
+	case <-zktest.Context(t).Done():
 		t.Fatal("no listing")
 	}
 	f.rawWrite(t, "late", 1)
@@ -156,7 +157,7 @@ func TestSyncKeepsAndLostConnectionDropsTheIndex(t *testing.T) {
 	waitIndexed(t, f.cache)
 	lists := f.store.lists.Load()
 	f.rawWrite(t, "during", 1)
-	if err := f.cache.Snapshots().Sync(testCtx(t)); err != nil {
+	if err := f.cache.Snapshots().Sync(zktest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.store.lists.Load(); n != lists {

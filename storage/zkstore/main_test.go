@@ -1,11 +1,9 @@
 package zkstore
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -19,19 +17,10 @@ func TestMain(m *testing.M) {
 	zktest.Main(m, func(addr string) { zkAddr = addr })
 }
 
-// testCtx bounds a test's calls so that a bug cannot hang it; it is not a
-// timing assertion.
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // connect opens a client on addr with root, closed at the end of the test.
 func connect(t *testing.T, addr, root string) *zk.Client {
 	t.Helper()
-	c, err := zk.Connect(testCtx(t), zk.Config{Address: addr, Root: root})
+	c, err := zk.Connect(zktest.Context(t), zk.Config{Address: addr, Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
