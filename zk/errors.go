@@ -122,9 +122,10 @@ func lostConnection(err error) bool {
 
 // storeClass maps a go-zookeeper or context error to its storeerr class.
 func storeClass(err error) error {
+	if c := storeerr.ContextClass(err); c != nil {
+		return c
+	}
 	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return storeerr.ErrTimeout
 	case lostConnection(err):
 		return storeerr.ErrUnavailable
 	case errors.Is(err, gozk.ErrNoAuth), errors.Is(err, gozk.ErrAuthFailed), errors.Is(err, gozk.ErrInvalidACL):

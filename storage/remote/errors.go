@@ -63,10 +63,8 @@ func Classify(err error) error {
 		return storeerr.ErrPermission
 	case errors.Is(err, flussjson.ErrMalformedOffsetsFile), errors.Is(err, storeerr.ErrCorrupt):
 		return storeerr.ErrCorrupt
-	case errors.Is(err, context.DeadlineExceeded):
-		return storeerr.ErrTimeout
-	case errors.Is(err, context.Canceled):
-		return storeerr.ErrUnavailable
+	case storeerr.ContextClass(err) != nil:
+		return storeerr.ContextClass(err)
 	case errors.Is(err, storage.ErrNotFound), errors.Is(err, ErrOutsidePath), errors.Is(err, ErrInvalidName), errors.Is(err, flussjson.ErrInvalidOffsets):
 		return nil
 	}
