@@ -52,6 +52,28 @@ type ServerConfig struct {
 	// Without Peers the server is standalone.
 	ID    int
 	Peers []Peer
+
+	// Secure adds a TLS client port (secureClientPort, bound to Bind) and
+	// switches the server to Netty, which TLS needs. The TLS settings
+	// themselves (ssl.keyStore.location and so on) go in ExtraConfig.
+	Secure bool
+	// SecurePort is the TLS client port when Secure is set; zero picks a
+	// free port.
+	SecurePort int
+	// NoPlainPort leaves out the plain client port, so the server accepts
+	// TLS connections only. It needs Secure and a Probe.
+	NoPlainPort bool
+	// ExtraConfig lines are appended to zoo.cfg as they are, for example
+	// "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider".
+	ExtraConfig []string
+	// JVMFlags are added to the java command line before the main class,
+	// for example "-Djava.security.auth.login.config=/path/jaas.conf".
+	JVMFlags []string
+	// Probe, if set, replaces the readiness check: start calls it until it
+	// returns nil (each call bounded by its context), the process exits or
+	// DefaultStartTimeout passes. A server that needs authentication or
+	// TLS cannot be probed by the default check, a plain anonymous session.
+	Probe func(ctx context.Context, s *Server) error
 }
 
 // Peer is one member of an ensemble, all on loopback.
@@ -98,6 +120,12 @@ func WriteConfig(c ServerConfig) (string, error) {
 	if c.Port <= 0 || c.Port > 65535 {
 		return "", fmt.Errorf("zktest: invalid port %d", c.Port)
 	}
+	if c.Secure && (c.SecurePort <= 0 || c.SecurePort > 65535) {
+		return "", fmt.Errorf("zktest: invalid secure port %d", c.SecurePort)
+	}
+	if c.NoPlainPort && !c.Secure {
+		return "", errors.New("zktest: NoPlainPort needs Secure")
+	}
 	if err := os.MkdirAll(c.DataDir(), 0o755); err != nil {
 		return "", err
 	}
@@ -112,13 +140,23 @@ func WriteConfig(c ServerConfig) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tickTime=%d\n", tick)
 	fmt.Fprintf(&b, "dataDir=%s\n", dataDir)
-	fmt.Fprintf(&b, "clientPort=%d\n", c.Port)
-	fmt.Fprintf(&b, "clientPortAddress=%s\n", c.Bind)
+	if !c.NoPlainPort {
+		fmt.Fprintf(&b, "clientPort=%d\n", c.Port)
+		fmt.Fprintf(&b, "clientPortAddress=%s\n", c.Bind)
+	}
+	if c.Secure {
+		fmt.Fprintf(&b, "secureClientPort=%d\n", c.SecurePort)
+		fmt.Fprintf(&b, "secureClientPortAddress=%s\n", c.Bind)
+		b.WriteString("serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n")
+	}
 	fmt.Fprintf(&b, "maxSessionTimeout=%d\n", c.MaxSessionTimeout.Milliseconds())
 	b.WriteString("maxClientCnxns=0\n")
 	b.WriteString("admin.enableServer=false\n")
 	b.WriteString("4lw.commands.whitelist=ruok,srvr\n")
 	b.WriteString("autopurge.purgeInterval=0\n")
+	for _, line := range c.ExtraConfig {
+		b.WriteString(line + "\n")
+	}
 	if len(c.Peers) > 0 {
 		b.WriteString("initLimit=10\nsyncLimit=5\n")
 		for _, p := range c.Peers {
@@ -137,8 +175,12 @@ func WriteConfig(c ServerConfig) (string, error) {
 
 // Server is a running (or stopped) ZooKeeper child process.
 type Server struct {
-	// Addr is "host:port" for clients, e.g. "127.0.0.1:40123".
+	// Addr is "host:port" for clients, e.g. "127.0.0.1:40123". With
+	// NoPlainPort nothing listens there.
 	Addr string
+	// SecureAddr is the TLS client port's "host:port" when the server was
+	// configured Secure, else "".
+	SecureAddr string
 
 	cfg     ServerConfig
 	ownsDir bool
@@ -182,10 +224,23 @@ func startServer(ctx context.Context, cfg ServerConfig, ownsDir bool) (*Server, 
 		}
 		cfg.Port = p
 	}
+	if cfg.Secure && cfg.SecurePort == 0 {
+		p, err := FreePort(cfg.Bind)
+		if err != nil {
+			return nil, err
+		}
+		cfg.SecurePort = p
+	}
+	if cfg.NoPlainPort && cfg.Probe == nil {
+		return nil, errors.New("zktest: a server without a plain port needs a Probe")
+	}
 	if _, err := WriteConfig(cfg); err != nil {
 		return nil, err
 	}
 	s := &Server{Addr: cfg.Addr(), cfg: cfg, ownsDir: ownsDir}
+	if cfg.Secure {
+		s.SecureAddr = net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.SecurePort))
+	}
 	if err := s.start(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -231,15 +286,17 @@ func (s *Server) start(ctx context.Context) error {
 	if len(s.cfg.Peers) > 0 {
 		mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 	}
-	cmd := exec.Command(java,
+	args := []string{
 		"-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.snapshot.trust.empty=true",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
-		"-cp", classpath,
-		mainClass, s.cfg.ConfigPath())
+	}
+	args = append(args, s.cfg.JVMFlags...)
+	args = append(args, "-cp", classpath, mainClass, s.cfg.ConfigPath())
+	cmd := exec.Command(java, args...)
 	cmd.Dir = s.cfg.Dir
 	cmd.Stdin = nil
 	cmd.Stdout = logFile
@@ -260,7 +317,13 @@ func (s *Server) start(ctx context.Context) error {
 		close(exited)
 	}()
 
-	if err := waitReady(ctx, s.Addr, exited); err != nil {
+	var ready error
+	if s.cfg.Probe != nil {
+		ready = waitProbe(ctx, s, exited)
+	} else {
+		ready = waitReady(ctx, s.Addr, exited)
+	}
+	if err := ready; err != nil {
 		s.Stop()
 		return fmt.Errorf("%w\n--- tail of %s ---\n%s", err, s.cfg.LogPath(), s.LogTail(4096))
 	}
@@ -344,6 +407,29 @@ func waitReady(ctx context.Context, addr string, exited <-chan struct{}) error {
 		err := probe(ctx, addr, exited)
 		if err == nil || !errors.Is(err, errProbeStuck) {
 			return err
+		}
+	}
+}
+
+// waitProbe calls the server's own Probe until it succeeds, the process
+// exits or DefaultStartTimeout passes.
+func waitProbe(ctx context.Context, s *Server, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, DefaultStartTimeout)
+	defer cancel()
+	var last error
+	for {
+		one, stop := context.WithTimeout(ctx, probeTimeout)
+		last = s.cfg.Probe(one, s)
+		stop()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("zktest: ZooKeeper exited during startup (last probe: %v)", last)
+		case <-ctx.Done():
+			return fmt.Errorf("zktest: ZooKeeper not ready: %w (last probe: %v)", ctx.Err(), last)
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
@@ -489,3 +575,8 @@ func (s *Server) CPUTime() (d time.Duration, ok bool) {
 	}
 	return processCPUTime(cmd.Process.Pid)
 }
+
+// Java returns the java binary and the class path of ZooKeeper's jars, for
+// tests that run ZooKeeper's own Java client (org.apache.zookeeper.ZooKeeperMain)
+// beside ours.
+func Java() (java, classpath string, err error) { return findZooKeeper() }
