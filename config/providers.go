@@ -41,6 +41,11 @@ func (p Providers) Resolve(c *Config) error {
 	return errors.Join(errs...)
 }
 
+// Expand resolves the references of one value that did not come from the
+// configuration itself, such as a line of a ZooKeeper client properties
+// file or a JAAS option. Errors name the reference, never a resolved value.
+func (p Providers) Expand(v string) (string, error) { return p.expand(v) }
+
 // expand resolves the references of one value.
 func (p Providers) expand(v string) (string, error) {
 	var b strings.Builder
