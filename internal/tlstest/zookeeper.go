@@ -20,7 +20,8 @@ type ServerOptions struct {
 	// ZooKeeper's default (need).
 	ClientAuth string
 	// Format is the format of the server's key store and trust store
-	// (PKCS12, JKS or PEM); "" means PKCS12.
+	// (PKCS12, JKS or PEM); "" means PKCS12. A PEM key store is the
+	// identity's PlainPEM (see StartZooKeeperWith).
 	Format string
 	// Identity is the server's key and certificate; nil means kit.Server.
 	Identity *Identity
@@ -45,14 +46,22 @@ func StartZooKeeperWith(tb testing.TB, kit *Kit, opts ServerOptions) *zktest.Ser
 	if opts.Identity == nil {
 		opts.Identity = kit.Server
 	}
-	extra := []string{
+	keyStore := []string{
 		"ssl.keyStore.location=" + opts.Identity.Stores[opts.Format],
 		"ssl.keyStore.password=" + kit.Password,
-		"ssl.keyStore.type=" + opts.Format,
-		"ssl.trustStore.location=" + kit.CA.Trust[opts.Format],
-		"ssl.trustStore.password=" + kit.Password,
-		"ssl.trustStore.type=" + opts.Format,
 	}
+	if opts.Format == PEM {
+		// ZooKeeper on Java 17 cannot decrypt a PBES2-encrypted PEM key
+		// ("PBES2 SecretKeyFactory not available"), the only kind Go's
+		// PKCS#8 library writes, so the server gets the key unencrypted.
+		keyStore = []string{"ssl.keyStore.location=" + opts.Identity.PlainPEM}
+	}
+	extra := append(keyStore,
+		"ssl.keyStore.type="+opts.Format,
+		"ssl.trustStore.location="+kit.CA.Trust[opts.Format],
+		"ssl.trustStore.password="+kit.Password,
+		"ssl.trustStore.type="+opts.Format,
+	)
 	if opts.ClientAuth != "" {
 		extra = append(extra, "ssl.clientAuth="+opts.ClientAuth)
 	}

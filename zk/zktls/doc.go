@@ -31,6 +31,13 @@
 //     PKCS#1 ("RSA PRIVATE KEY") and SEC 1 ("EC PRIVATE KEY") keys are
 //     refused, as ZooKeeper's client refuses them; the error says how to
 //     convert them (openssl pkcs8 -topk8).
+//   - Encrypted PEM keys: Build reads PBES2 (PBKDF2 with AES, what openssl
+//     writes by default) through github.com/youmark/pkcs8, and refuses
+//     PBES1 (such as PBE-SHA1-3DES). ZooKeeper 3.8 on Java 17 is the other
+//     way round: it fails on PBES2 ("PBES2 SecretKeyFactory not
+//     available") and reads PBES1. No encrypted PEM key serves both, so a
+//     properties file shared with a Fluss coordinator should use PKCS12,
+//     JKS, or a PEM key without a password.
 //   - Trust stores: the trusted-certificate entries of a JKS or PKCS12
 //     store, or every certificate of a PEM file; key entries are not trust
 //     anchors. A trust store with no trusted certificate is an error, as in

@@ -64,8 +64,15 @@ func pemKeyStore(st Store, data []byte, pass string) (tls.Certificate, error) {
 		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
 	default:
 		key, err = pkcs8.ParsePKCS8PrivateKey(block.Bytes, []byte(pass))
-		if err != nil && strings.Contains(err.Error(), "incorrect password") {
-			return tls.Certificate{}, storeError(propKeyStore, st, "wrong password for the private key (%s.password or %s.passwordPath)", propKeyStore, propKeyStore)
+		if err != nil && strings.Contains(err.Error(), "only PBES2") {
+			return tls.Certificate{}, storeError(propKeyStore, st, "the private key is encrypted with PBES1 (such as "+
+				"PBE-SHA1-3DES), which is not read here; use a PKCS12 or JKS key store")
+		}
+		// A wrong password usually fails the padding check, but may yield
+		// bytes that fail to parse instead: both are reported alike.
+		if err != nil {
+			return tls.Certificate{}, storeError(propKeyStore, st, "cannot decrypt the private key, wrong password? "+
+				"(%s.password or %s.passwordPath; only PBES2 encryption is read): %v", propKeyStore, propKeyStore, err)
 		}
 	}
 	if err != nil {

@@ -71,7 +71,8 @@ func pkcs12TrustStore(st Store, data []byte, pass string) ([]*x509.Certificate, 
 		return certs, nil
 	case errors.Is(err, pkcs12.ErrIncorrectPassword):
 		return nil, storeError(propTrustStore, st, "wrong password (%s.password or %s.passwordPath)", propTrustStore, propTrustStore)
-	case strings.Contains(err.Error(), "not marked as trusted") || strings.Contains(err.Error(), "only certificate bags"):
+	case strings.Contains(err.Error(), "not marked as trusted") || strings.Contains(err.Error(), "only certificate bags") ||
+		strings.Contains(err.Error(), "items in the authenticated safe"): // a key store has a key part and a certificate part
 		return nil, storeError(propTrustStore, st, "holds entries other than trusted certificates "+
 			"(a key, or a certificate without Java's trust attribute); make it with `keytool -importcert`")
 	default:
