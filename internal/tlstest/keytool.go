@@ -21,14 +21,9 @@ type JavaStores struct {
 }
 
 // Keytool writes the kit's client identity and CA as JKS and PKCS12 stores
-// with Java's keytool (all with the kit's password). It skips the test
-// when keytool is not installed and fails it if keytool fails.
+// with Java's keytool (all with the kit's password); see RunKeytool.
 func (k *Kit) Keytool(tb testing.TB) JavaStores {
 	tb.Helper()
-	tool, err := exec.LookPath("keytool")
-	if err != nil {
-		tb.Skipf("tlstest: keytool not installed: %v", err)
-	}
 	js := JavaStores{
 		ClientJKS:    filepath.Join(k.Dir, "java-client.jks"),
 		ClientPKCS12: filepath.Join(k.Dir, "java-client.p12"),
@@ -37,13 +32,7 @@ func (k *Kit) Keytool(tb testing.TB) JavaStores {
 		SelfPKCS12:   filepath.Join(k.Dir, "java-self.p12"),
 	}
 	pw := k.Password
-	run := func(args ...string) {
-		tb.Helper()
-		out, err := exec.Command(tool, args...).CombinedOutput()
-		if err != nil {
-			tb.Fatalf("tlstest: keytool %v: %v\n%s", args, err, out)
-		}
-	}
+	run := func(args ...string) { tb.Helper(); RunKeytool(tb, args...) }
 	for typ, dest := range map[string]string{JKS: js.ClientJKS, PKCS12: js.ClientPKCS12} {
 		run("-importkeystore", "-noprompt",
 			"-srckeystore", k.Client.Stores[PKCS12], "-srcstoretype", PKCS12, "-srcstorepass", pw,
@@ -57,4 +46,18 @@ func (k *Kit) Keytool(tb testing.TB) JavaStores {
 		"-dname", "CN=java-made", "-validity", "2",
 		"-keystore", js.SelfPKCS12, "-storetype", PKCS12, "-storepass", pw, "-keypass", pw)
 	return js
+}
+
+// RunKeytool runs Java's keytool with args. It skips the test when keytool
+// is not installed and fails it if keytool fails.
+func RunKeytool(tb testing.TB, args ...string) {
+	tb.Helper()
+	tool, err := exec.LookPath("keytool")
+	if err != nil {
+		tb.Skipf("tlstest: keytool not installed: %v", err)
+	}
+	out, err := exec.Command(tool, args...).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("tlstest: keytool %v: %v\n%s", args, err, out)
+	}
 }

@@ -162,3 +162,35 @@ func checkClient(t *testing.T, k *tlstest.Kit, leaf *x509.Certificate) {
 		t.Fatalf("client certificate is not the kit's Client")
 	}
 }
+
+// TestBuildJKSWithSeveralKeys: a JKS key store holding, besides the kit's
+// client key (alias "1", as keytool imported it), a key keytool generated
+// (self-signed, alias "0-self", so listed first) gives both; Go's client
+// then sends, like Java's key manager, a key whose issuer the server
+// accepts, so the handshake with a server that needs a certificate from
+// the kit's CA succeeds although that key is not the first.
+func TestBuildJKSWithSeveralKeys(t *testing.T) {
+	k := tlstest.New(t)
+	js := k.Keytool(t)
+	tlstest.RunKeytool(t, "-genkeypair", "-alias", "0-self", "-keyalg", "EC", "-groupname", "secp256r1",
+		"-dname", "CN=java-made", "-validity", "2",
+		"-keystore", js.ClientJKS, "-storetype", "JKS", "-storepass", k.Password, "-keypass", k.Password)
+	cfg, err := zktls.Build(zktls.Settings{
+		KeyStore:             zktls.Store{Location: js.ClientJKS, Password: k.Password},
+		TrustStore:           zktls.Store{Location: js.TrustJKS, Password: k.Password},
+		HostnameVerification: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cfg.Certificates {
+		names = append(names, c.Leaf.Subject.CommonName)
+	}
+	if len(names) != 2 || names[0] != "java-made" || names[1] != "fluss-sidecar" {
+		t.Fatalf("certificates %v, want [java-made fluss-sidecar] in alias order", names)
+	}
+	if err := handshake(t, k, k.Server, cfg); err != nil {
+		t.Fatalf("handshake: %v", err)
+	}
+}
