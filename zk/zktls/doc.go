@@ -44,9 +44,12 @@
 //     Java. Without a trust store the system roots are used, as Java uses
 //     its cacerts.
 //   - Protocol: zookeeper.ssl.protocol, default TLSv1.2 (the 3.8 default);
-//     zookeeper.ssl.enabledProtocols, default the protocol alone. Names are
-//     Java's: TLSv1.2 and TLSv1.3 ("TLS" as the protocol means both);
-//     TLSv1 and TLSv1.1 are refused (Java 17 disables them).
+//     zookeeper.ssl.enabledProtocols, default the protocol alone, and when
+//     set it decides. Names are Java's: TLSv1.2 and TLSv1.3, exactly, in
+//     the enabled list; the protocol also in any case, and "TLS", which
+//     needs an enabled list (ZooKeeper 3.8 would otherwise enable "TLS"
+//     itself, which Java refuses). TLSv1 and TLSv1.1 are refused (Java 17
+//     disables them).
 //   - Cipher suites: zookeeper.ssl.ciphersuites, Java (IANA) names;
 //     default ZooKeeper 3.8's list for Java 9+ (ECDHE with AES-GCM, then
 //     AES-CBC), less the two AES-256-CBC-SHA384 suites Go does not have.

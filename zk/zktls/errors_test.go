@@ -83,6 +83,7 @@ func TestBuildErrors(t *testing.T) {
 		{"PEM trust store without certificates", trust(k.PasswordFile, "", "PEM"), []string{"zookeeper.ssl.trustStore.location", "no trusted certificate"}},
 		{"TLSv1.1", proto("TLSv1.1", nil, nil), []string{"zookeeper.ssl.protocol", "TLSv1.1", "not supported"}},
 		{"unknown protocol", proto("TLSv9", nil, nil), []string{"zookeeper.ssl.protocol", "TLSv9"}},
+		{"TLS without enabled protocols", proto("TLS", nil, nil), []string{"zookeeper.ssl.protocol", "zookeeper.ssl.enabledProtocols"}},
 		{"enabled protocol with a space", proto("", []string{"TLSv1.2", " TLSv1.3"}, nil), []string{"zookeeper.ssl.enabledProtocols", `" TLSv1.3"`}},
 		{"enabled protocol in lower case", proto("", []string{"tlsv1.2"}, nil), []string{"zookeeper.ssl.enabledProtocols", "tlsv1.2"}},
 		{"enabled TLSv1", proto("", []string{"TLSv1"}, nil), []string{"zookeeper.ssl.enabledProtocols", "TLSv1", "not supported"}},

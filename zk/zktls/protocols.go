@@ -31,6 +31,12 @@ func versions(protocol string, enabled []string) (versionRange, error) {
 		return versionRange{}, fmt.Errorf("zktls: %s %q is not a TLS protocol (TLSv1.2, TLSv1.3 or TLS)", propProtocol, protocol)
 	}
 	if len(enabled) == 0 {
+		if strings.EqualFold(protocol, "TLS") {
+			// ZooKeeper 3.8 then enables the protocol name itself, which
+			// Java refuses: "Unsupported protocolTLS".
+			return versionRange{}, fmt.Errorf("zktls: %s %s needs %s (TLSv1.2, TLSv1.3): "+
+				"ZooKeeper 3.8 would enable %q itself, which Java refuses", propProtocol, protocol, propEnabled, protocol)
+		}
 		return ctx, nil
 	}
 	r := versionRange{min: tls.VersionTLS13 + 1}

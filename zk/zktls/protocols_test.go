@@ -25,8 +25,9 @@ func TestBuildProtocols(t *testing.T) {
 		firstName string // first suite, if any
 	}{
 		{"3.8 defaults", "", nil, nil, tls.VersionTLS12, tls.VersionTLS12, 10, gcm128},
-		{"TLS with the default suites stays at 1.2", "TLS", nil, nil, tls.VersionTLS12, tls.VersionTLS12, 10, gcm128},
-		{"TLS with both kinds of suite", "tls", nil, []string{tls13AES, gcm128}, tls.VersionTLS12, tls.VersionTLS13, 1, gcm128},
+		{"both enabled, the default suites stay at 1.2", "TLS", []string{"TLSv1.2", "TLSv1.3"}, nil, tls.VersionTLS12, tls.VersionTLS12, 10, gcm128},
+		{"both enabled with both kinds of suite", "tls", []string{"TLSv1.2", "TLSv1.3"}, []string{tls13AES, gcm128}, tls.VersionTLS12, tls.VersionTLS13, 1, gcm128},
+		{"protocol in lower case", "tlsv1.2", nil, nil, tls.VersionTLS12, tls.VersionTLS12, 10, gcm128},
 		{"TLSv1.3 with a 1.3 suite", "TLSv1.3", nil, []string{tls13AES}, tls.VersionTLS13, tls.VersionTLS13, 0, ""},
 		{"enabled protocols win over the protocol", "TLSv1.2", []string{"TLSv1.3", "TLSv1.2"}, []string{tls13AES, gcm128}, tls.VersionTLS12, tls.VersionTLS13, 1, gcm128},
 		{"1.2 and 1.3 enabled, 1.3 suites only", "", []string{"TLSv1.2", "TLSv1.3"}, []string{tls13AES}, tls.VersionTLS13, tls.VersionTLS13, 0, ""},

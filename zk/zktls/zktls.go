@@ -28,7 +28,8 @@ type Settings struct {
 	// TrustStore holds the certificates that may sign the server's chain;
 	// without one the system roots are used.
 	TrustStore Store
-	// Protocol is zookeeper.ssl.protocol; "" means TLSv1.2.
+	// Protocol is zookeeper.ssl.protocol; "" means TLSv1.2, ZooKeeper
+	// 3.8's default.
 	Protocol string
 	// EnabledProtocols is zookeeper.ssl.enabledProtocols; empty means
 	// Protocol alone.
