@@ -25,6 +25,9 @@ type ServerOptions struct {
 	Format string
 	// Identity is the server's key and certificate; nil means kit.Server.
 	Identity *Identity
+	// ExtraConfig lines are added to zoo.cfg, for example
+	// "ssl.protocol=TLSv1.3".
+	ExtraConfig []string
 }
 
 // StartZooKeeper starts a TLS-only ZooKeeper (no plain port) whose key
@@ -65,6 +68,7 @@ func StartZooKeeperWith(tb testing.TB, kit *Kit, opts ServerOptions) *zktest.Ser
 	if opts.ClientAuth != "" {
 		extra = append(extra, "ssl.clientAuth="+opts.ClientAuth)
 	}
+	extra = append(extra, opts.ExtraConfig...)
 	// The probe checks the server's own name, whatever it is.
 	probeTLS := kit.ClientTLS(serverName(opts.Identity))
 	cfg := zktest.ServerConfig{

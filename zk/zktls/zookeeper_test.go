@@ -119,3 +119,27 @@ func TestZooKeeperHostnameVerification(t *testing.T) {
 		}
 	}
 }
+
+// TestZooKeeperTLS13: with ZooKeeper set to TLSv1.3 and a TLS 1.3 suite,
+// a client built with the same settings gets a session, and one without a
+// key store is refused (under TLS 1.3 only after its side of the
+// handshake, when the server reads its empty certificate).
+func TestZooKeeperTLS13(t *testing.T) {
+	k := tlstest.New(t)
+	server := tlstest.StartZooKeeperWith(t, k, tlstest.ServerOptions{ClientAuth: "need", ExtraConfig: []string{
+		"ssl.protocol=TLSv1.3", "ssl.ciphersuites=TLS_AES_128_GCM_SHA256",
+	}})
+	s := stores(k, tlstest.PEM, k.CA)
+	s.Protocol, s.CipherSuites = "TLSv1.3", []string{"TLS_AES_128_GCM_SHA256"}
+	cfg := build(t, s)
+	if cfg.MinVersion != tls.VersionTLS13 {
+		t.Fatalf("MinVersion %s, want TLS 1.3", tls.VersionName(cfg.MinVersion))
+	}
+	if err := roundTrip(t, server, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.KeyStore = zktls.Store{}
+	if err := roundTrip(t, server, build(t, s)); err == nil {
+		t.Fatal("a client without a certificate got a session over TLS 1.3")
+	}
+}
