@@ -2,6 +2,8 @@ package zktls_test
 
 import (
 	"crypto/x509"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -192,5 +194,30 @@ func TestBuildJKSWithSeveralKeys(t *testing.T) {
 	}
 	if err := handshake(t, k, k.Server, cfg); err != nil {
 		t.Fatalf("handshake: %v", err)
+	}
+}
+
+// TestBuildJKSLatin1Password: a JKS store keytool wrote with a password of
+// Latin-1 letters (read by keytool as UTF-8 from a password file) opens
+// with that password, also given through a passwordPath file.
+func TestBuildJKSLatin1Password(t *testing.T) {
+	dir := t.TempDir()
+	const pass = "pässwörd"
+	pwFile := filepath.Join(dir, "pw.txt")
+	if err := os.WriteFile(pwFile, []byte(pass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "latin.jks")
+	tlstest.RunKeytool(t, "-J-Dfile.encoding=UTF-8", "-genkeypair", "-alias", "self", "-keyalg", "EC",
+		"-groupname", "secp256r1", "-dname", "CN=latin", "-validity", "2",
+		"-keystore", store, "-storetype", "JKS", "-storepass:file", pwFile, "-keypass:file", pwFile)
+	for _, st := range []zktls.Store{{Location: store, Password: pass}, {Location: store, PasswordPath: pwFile}} {
+		cfg, err := zktls.Build(zktls.Settings{KeyStore: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cn := cfg.Certificates[0].Leaf.Subject.CommonName; cn != "latin" {
+			t.Fatalf("certificate %q", cn)
+		}
 	}
 }

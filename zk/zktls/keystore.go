@@ -66,12 +66,13 @@ func jksKeyStore(st Store, data []byte, pass string) ([]tls.Certificate, error) 
 	if err != nil {
 		return nil, err
 	}
+	pw, _ := jksPassword(propKeyStore, st, pass) // loadJKS checked it
 	var out []tls.Certificate
 	for _, alias := range ks.Aliases() {
 		if !ks.IsPrivateKeyEntry(alias) {
 			continue
 		}
-		e, err := ks.GetPrivateKeyEntry(alias, []byte(pass))
+		e, err := ks.GetPrivateKeyEntry(alias, pw)
 		if err != nil {
 			return nil, storeError(propKeyStore, st, "cannot open the key %q with the store password: %v", alias, err)
 		}
@@ -99,10 +100,28 @@ func jksKeyStore(st Store, data []byte, pass string) ([]tls.Certificate, error) 
 	return out, nil
 }
 
+// jksPassword is pass as keystore-go wants it: one byte per character,
+// which it widens to the UTF-16 code units Java hashes. Characters past
+// U+00FF do not fit in a byte and are refused.
+func jksPassword(prop string, st Store, pass string) ([]byte, error) {
+	out := make([]byte, 0, len(pass))
+	for _, r := range pass {
+		if r > 0xff {
+			return nil, storeError(prop, st, "the password has a character beyond U+00FF (%q), which is not supported for JKS stores; use PKCS12", r)
+		}
+		out = append(out, byte(r))
+	}
+	return out, nil
+}
+
 // loadJKS opens a JKS store, telling a wrong password from a bad file.
 func loadJKS(prop string, st Store, data []byte, pass string) (keystore.KeyStore, error) {
 	ks := keystore.New(keystore.WithOrderedAliases())
-	err := ks.Load(bytes.NewReader(data), []byte(pass))
+	pw, err := jksPassword(prop, st, pass)
+	if err != nil {
+		return ks, err
+	}
+	err = ks.Load(bytes.NewReader(data), pw)
 	switch {
 	case err == nil:
 		return ks, nil

@@ -37,3 +37,25 @@ func TestPreferUsable(t *testing.T) {
 		}
 	}
 }
+
+// TestJKSPassword: a JKS password reaches keystore-go one byte per
+// character (so Latin-1 characters hash as Java's UTF-16 units do), and a
+// character past U+00FF is refused with a message.
+func TestJKSPassword(t *testing.T) {
+	cases := []struct {
+		pass    string
+		want    []byte
+		wantErr bool
+	}{
+		{"secret", []byte("secret"), false},
+		{"pässwörd", []byte{'p', 0xe4, 's', 's', 'w', 0xf6, 'r', 'd'}, false},
+		{"", []byte{}, false},
+		{"€uro", nil, true},
+	}
+	for _, c := range cases {
+		got, err := jksPassword(propKeyStore, Store{Location: "/x/a.jks"}, c.pass)
+		if (err != nil) != c.wantErr || string(got) != string(c.want) {
+			t.Errorf("jksPassword(%q) = %v, %v; want %v, error %v", c.pass, got, err, c.want, c.wantErr)
+		}
+	}
+}
