@@ -221,3 +221,18 @@ func TestBuildJKSLatin1Password(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildPKCS12WithSeveralKeys: a PKCS12 key store with two keys (the
+// second added by keytool) is refused with a message saying so: go-pkcs12
+// reads one key, where Java would choose among them.
+func TestBuildPKCS12WithSeveralKeys(t *testing.T) {
+	k := tlstest.New(t)
+	js := k.Keytool(t)
+	tlstest.RunKeytool(t, "-genkeypair", "-alias", "second", "-keyalg", "EC", "-groupname", "secp256r1",
+		"-dname", "CN=second", "-validity", "2",
+		"-keystore", js.ClientPKCS12, "-storetype", "PKCS12", "-storepass", k.Password, "-keypass", k.Password)
+	_, err := zktls.Build(zktls.Settings{KeyStore: zktls.Store{Location: js.ClientPKCS12, Password: k.Password}})
+	if err == nil || !strings.Contains(err.Error(), "more than one private key") {
+		t.Fatalf("Build: %v, want the several-keys error", err)
+	}
+}

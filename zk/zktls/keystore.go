@@ -21,26 +21,27 @@ func loadKeyStore(st Store) ([]tls.Certificate, error) {
 		return nil, err
 	}
 	var certs []tls.Certificate
-	switch typ {
-	case typePEM:
-		var c tls.Certificate
-		c, err = pemKeyStore(st, data, pass)
-		certs = []tls.Certificate{c}
+	switch {
+	case typ == typePEM:
+		certs, err = one(pemKeyStore(st, data, pass))
+	case binaryFormat(typ, data) == typeJKS:
+		certs, err = jksKeyStore(st, data, pass)
 	default:
-		switch binaryFormat(typ, data) {
-		case typeJKS:
-			certs, err = jksKeyStore(st, data, pass)
-		default:
-			var c tls.Certificate
-			c, err = pkcs12KeyStore(st, data, pass)
-			certs = []tls.Certificate{c}
-		}
+		certs, err = one(pkcs12KeyStore(st, data, pass))
 	}
 	if err != nil {
 		return nil, err
 	}
 	preferUsable(certs, time.Now())
 	return certs, nil
+}
+
+// one lifts a single certificate's result to a list.
+func one(c tls.Certificate, err error) ([]tls.Certificate, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []tls.Certificate{c}, nil
 }
 
 // pkcs12KeyStore reads a PKCS12 key store holding one key.
