@@ -78,6 +78,8 @@ func TestBuildErrors(t *testing.T) {
 		{"SEC 1 PEM key", key(sec1PEM, "", ""), []string{"sec1.pem", "EC PRIVATE KEY", "PKCS#8"}},
 		{"PEM key without certificate", key(keyOnly, "", ""), []string{"key-only.pem", "no certificate"}},
 		{"PEM key of another certificate", key(mismatch, "", ""), []string{"mismatch.pem", "matches none"}},
+		{"PKCS12 trust store as key store", key(k.CA.Trust[tlstest.PKCS12], pw, ""), []string{"zookeeper.ssl.keyStore.location", "ca-trust.p12", "no private key found"}},
+		{"JKS trust store as key store", key(k.CA.Trust[tlstest.JKS], pw, ""), []string{"zookeeper.ssl.keyStore.location", "ca-trust.jks", "no private key found"}},
 		{"PKCS12 key store as trust store", trust(k.Client.Stores[tlstest.PKCS12], pw, ""), []string{"zookeeper.ssl.trustStore.location", "other than trusted certificates"}},
 		{"JKS key store as trust store", trust(k.Client.Stores[tlstest.JKS], pw, ""), []string{"zookeeper.ssl.trustStore.location", "no trusted certificate"}},
 		{"PEM trust store without certificates", trust(k.PasswordFile, "", "PEM"), []string{"zookeeper.ssl.trustStore.location", "no trusted certificate"}},
