@@ -28,6 +28,12 @@ type ServerOptions struct {
 	// ExtraConfig lines are added to zoo.cfg, for example
 	// "ssl.protocol=TLSv1.3".
 	ExtraConfig []string
+	// JVMFlags are added to the server's java command line, for example
+	// the JAAS file of a server that also requires SASL.
+	JVMFlags []string
+	// Probe replaces the readiness check, an anonymous TLS session that
+	// reads "/" (which a server requiring SASL refuses).
+	Probe func(ctx context.Context, s *zktest.Server) error
 }
 
 // StartZooKeeper starts a TLS-only ZooKeeper (no plain port) whose key
@@ -76,7 +82,11 @@ func StartZooKeeperWith(tb testing.TB, kit *Kit, opts ServerOptions) *zktest.Ser
 		Secure:      true,
 		NoPlainPort: true,
 		ExtraConfig: extra,
-		Probe: func(ctx context.Context, s *zktest.Server) error {
+		JVMFlags:    opts.JVMFlags,
+		Probe:       opts.Probe,
+	}
+	if cfg.Probe == nil {
+		cfg.Probe = func(ctx context.Context, s *zktest.Server) error {
 			conn, err := Session(ctx, s.SecureAddr, probeTLS)
 			if err != nil {
 				return err
@@ -84,7 +94,7 @@ func StartZooKeeperWith(tb testing.TB, kit *Kit, opts ServerOptions) *zktest.Ser
 			defer conn.Close()
 			_, _, err = conn.Get("/")
 			return err
-		},
+		}
 	}
 	s, err := zktest.StartConfig(context.Background(), cfg)
 	if err != nil {
