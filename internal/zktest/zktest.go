@@ -511,15 +511,19 @@ func findZooKeeper() (java, classpath string, err error) {
 		}
 	}
 	if len(jars) == 0 {
-		// Debian: the jar's manifest Class-Path names every dependency under
-		// /usr/share/java; only an SLF4J binding is added so the log has text.
+		// Debian: the jar's manifest Class-Path names the dependencies under
+		// /usr/share/java, except Netty's codec (and resolver), which the
+		// TLS port needs; they and an SLF4J binding (so the log has text)
+		// are added.
 		const debJar = "/usr/share/java/zookeeper.jar"
 		if !fileExists(debJar) {
 			return "", "", ErrNotInstalled
 		}
 		jars = append(jars, debJar)
-		if p := "/usr/share/java/slf4j-simple.jar"; fileExists(p) {
-			jars = append(jars, p)
+		for _, p := range []string{"slf4j-simple.jar", "netty-codec.jar", "netty-resolver.jar"} {
+			if p = filepath.Join("/usr/share/java", p); fileExists(p) {
+				jars = append(jars, p)
+			}
 		}
 	}
 	return java, strings.Join(jars, string(os.PathListSeparator)), nil
