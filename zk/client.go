@@ -145,7 +145,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	dial := gozk.Dialer(net.DialTimeout)
 	if cfg.TLS != nil || cfg.SASL != nil {
 		t := &transport{ctx: ioCtx, tls: cfg.TLS, sasl: cfg.SASL,
-			timeout: cfg.ConnectionTimeout, maxFrame: cfg.MaxBufferSize, refused: c.refused}
+			timeout: cfg.ConnectionTimeout, maxFrame: cfg.MaxBufferSize, refused: c.refused, log: c.log}
 		dial = t.dial
 	}
 	conn, _, err := gozk.Connect(cfg.servers(), cfg.SessionTimeout,

@@ -9,6 +9,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // transport dials ZooKeeper servers for go-zookeeper when TLS or SASL is
@@ -24,6 +26,7 @@ type transport struct {
 	maxFrame int
 	// refused is told about every definitive refusal (*AuthError).
 	refused func(*AuthError)
+	log     hclog.Logger
 }
 
 // dial is a go-zookeeper Dialer.
@@ -184,6 +187,8 @@ func (c *authConn) handshake() ([]byte, error) {
 		}
 		return nil, err
 	}
+	c.t.log.Debug("SASL authentication succeeded", "server", c.server,
+		"mechanism", c.t.sasl.Mechanism, "user", c.t.sasl.User)
 	return p, nil
 }
 
