@@ -51,12 +51,16 @@ func (e *AuthError) Unwrap() error { return e.Err }
 
 // saslFailed builds the AuthError for a failed exchange with server.
 func saslFailed(s *SASL, server string, cause error) *AuthError {
-	mech := s.Mechanism
-	if mech == "" {
-		mech = "SASL"
-	}
 	return &AuthError{Server: server, Err: fmt.Errorf(
-		"ZooKeeper SASL authentication as user %s failed: %s with server %s: %w", s.User, mech, server, cause)}
+		"ZooKeeper SASL authentication as user %s failed: server %s: %w", s.User, server, cause)}
+}
+
+// mechanism names s's mechanism in messages.
+func (s *SASL) mechanism() string {
+	if s.Mechanism == "" {
+		return "SASL"
+	}
+	return s.Mechanism
 }
 
 // errTransient marks a failure of the exchange that says nothing about the
@@ -101,10 +105,11 @@ func authenticate(conn net.Conn, s *SASL, server string, maxFrame int) error {
 		switch r.err {
 		case 0:
 		case codeAuthFailed:
-			return saslFailed(s, server, errors.New("the server rejected the credentials (AUTHFAILED)"))
+			return saslFailed(s, server, fmt.Errorf("the server rejected the %s credentials (AUTHFAILED)",
+				s.mechanism()))
 		case codeSessionClosedSASL:
-			return saslFailed(s, server, errors.New("the server rejected the credentials and requires "+
-				"SASL authentication (SESSIONCLOSEDREQUIRESASLAUTH)"))
+			return saslFailed(s, server, fmt.Errorf("the server rejected the %s credentials and requires "+
+				"SASL authentication (SESSIONCLOSEDREQUIRESASLAUTH)", s.mechanism()))
 		default:
 			return saslFailed(s, server, fmt.Errorf("the server answered with error code %d", r.err))
 		}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -326,4 +328,57 @@ func newBufferLogger(t *testing.T, buf *lockedBuffer) hclog.Logger {
 		w.mu.Unlock()
 	})
 	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: io.MultiWriter(w, buf)})
+}
+
+// TestSASLAgainstServerWithoutSASL: a server with no SASL login configured
+// answers the first SASL request with an empty token; like ZooKeeper's
+// Java client, the client gives up at once, saying why.
+func TestSASLAgainstServerWithoutSASL(t *testing.T) {
+	ae := connectRefused(t, zkAddr, withSASL("bob", "bobsecret"))
+	if !strings.Contains(ae.Error(), "does the server offer DIGEST-MD5?") {
+		t.Fatalf("error %q does not say the server offers no DIGEST-MD5", ae)
+	}
+}
+
+// TestSASLRetriesRefusedTCP: a refused TCP connection is not a refusal of
+// the credentials: Connect keeps trying until a SASL server comes up on the
+// port, then authenticates.
+func TestSASLRetriesRefusedTCP(t *testing.T) {
+	port, err := zktest.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := zktest.SASLServerConfig(t.TempDir(), testUsers(), zktest.SASLEnforced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Port = port
+	type result struct {
+		c   *Client
+		err error
+	}
+	done := make(chan result, 1)
+	var logs lockedBuffer
+	logger := newBufferLogger(t, &logs)
+	go func() {
+		ccfg := Config{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Root: zktest.UniqueRoot(), Logger: logger}
+		withSASL("bob", "bobsecret")(&ccfg)
+		slowTimeout(&ccfg)
+		c, err := Connect(zktest.Context(t), ccfg)
+		done <- result{c, err}
+	}()
+	srv, err := zktest.StartConfig(zktest.Context(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("Connect: %v", r.err)
+	}
+	t.Cleanup(r.c.Close)
+	if !strings.Contains(logs.String(), "connection refused") {
+		t.Error("the client never met a refused connection; the test proves nothing")
+	}
+	registerLikeWork(t, r.c)
 }
