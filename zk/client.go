@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 
@@ -111,6 +112,9 @@ type Client struct {
 	kick        chan struct{} // wakes the dispatcher
 
 	listeners listenerSet // OnEvent
+
+	stopIO   context.CancelFunc // aborts handshakes in progress, at Close
+	refusals chan *AuthError    // definitive refusals before the first session
 }
 
 // Connect opens a client and waits until it has a session, bounded by ctx
@@ -132,13 +136,26 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		firstUp: make(chan struct{}),
 		subs:    make(map[int]func()),
 		kick:    make(chan struct{}, 1),
+
+		refusals: make(chan *AuthError, 1),
+	}
+	ioCtx, stopIO := context.WithCancel(context.Background())
+	c.stopIO = stopIO
+	// Plain connections are go-zookeeper's own; only TLS or SASL wraps them.
+	dial := gozk.Dialer(net.DialTimeout)
+	if cfg.TLS != nil || cfg.SASL != nil {
+		t := &transport{ctx: ioCtx, tls: cfg.TLS, sasl: cfg.SASL,
+			timeout: cfg.ConnectionTimeout, maxFrame: cfg.MaxBufferSize, refused: c.refused, log: c.log}
+		dial = t.dial
 	}
 	conn, _, err := gozk.Connect(cfg.servers(), cfg.SessionTimeout,
 		gozk.WithLogger(zkLogger{c.log}),
 		gozk.WithEventCallback(c.onEvent),
 		gozk.WithMaxBufferSize(cfg.MaxBufferSize),
+		gozk.WithDialer(dial),
 	)
 	if err != nil {
+		stopIO()
 		return nil, &OpError{Op: "connect", Path: cfg.Address, Class: ErrUnavailable, Err: err}
 	}
 	c.conn = conn
@@ -152,6 +169,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		c.log.Info("connected to ZooKeeper", "address", cfg.Address, "root", NormalizeRoot(cfg.Root),
 			"session_id", fmt.Sprintf("0x%x", conn.SessionID()))
 		return c, nil
+	case ae := <-c.refusals:
+		c.Close()
+		return nil, &OpError{Op: "connect", Path: cfg.Address, Err: ae, Store: storeerr.ErrPermission}
 	case <-wait.Done():
 		c.Close()
 		return nil, &OpError{Op: "connect", Path: cfg.Address, Class: ErrUnavailable,
@@ -256,6 +276,24 @@ func (c *Client) onEvent(ev gozk.Event) {
 	}
 }
 
+// refused is told by the transport about a definitive refusal (bad
+// credentials, untrusted or missing certificate). Before the first session
+// it makes Connect fail at once; later it is logged, once per refused
+// connection, and go-zookeeper keeps retrying as for any lost connection.
+func (c *Client) refused(ae *AuthError) {
+	c.mu.Lock()
+	started := c.hadSession
+	c.mu.Unlock()
+	if !started {
+		select {
+		case c.refusals <- ae:
+		default:
+		}
+		return
+	}
+	c.log.Error("ZooKeeper refused the connection; retrying", "server", ae.Server, "error", ae.Err)
+}
+
 func (c *Client) observe(e SessionEvent) {
 	if c.cfg.Observer != nil {
 		c.cfg.Observer.SessionEvent(e)
@@ -294,6 +332,7 @@ func (c *Client) dispatch() {
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
 		close(c.done)
+		c.stopIO()
 		c.conn.Close()
 		c.wg.Wait()
 	})
@@ -636,6 +675,14 @@ type zkLogger struct{ l hclog.Logger }
 
 func (z zkLogger) Printf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	for _, a := range args {
+		var ae *AuthError
+		if err, ok := a.(error); ok && errors.As(err, &ae) {
+			// Client.refused has logged it, or Connect returns it.
+			z.l.Debug(msg)
+			return
+		}
+	}
 	lower := strings.ToLower(msg)
 	if strings.Contains(lower, "fail") || strings.Contains(lower, "error") {
 		z.l.Warn(msg)

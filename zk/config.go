@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"crypto/tls"
 	"errors"
 	"strings"
 	"time"
@@ -45,6 +46,13 @@ type Config struct {
 	Logger hclog.Logger
 	// Observer, if set, is told about session changes.
 	Observer SessionObserver
+	// TLS, if set, makes every connection TLS (ZooKeeper's
+	// secureClientPort). Per server the config is cloned and ServerName
+	// set to the host of "host:port" unless already set.
+	TLS *tls.Config
+	// SASL, if set, authenticates every new connection before any other
+	// request is sent.
+	SASL *SASL
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -98,6 +106,9 @@ func (c Config) Validate() error {
 	}
 	if c.ConnectionTimeout < 0 {
 		return errors.New("zookeeper.client.connection-timeout must not be negative")
+	}
+	if c.SASL != nil && c.SASL.New == nil {
+		return errors.New("zk: SASL is set without an exchange (SASL.New)")
 	}
 	return nil
 }

@@ -21,4 +21,20 @@
 // Sessions. The client survives connection loss and session expiry on its
 // own; after an expiry, callbacks registered with OnNewSession run so that
 // watch users reload and re-arm their watches.
+//
+// Security. Config.TLS makes every connection TLS (ZooKeeper's
+// secureClientPort) and Config.SASL authenticates every new connection,
+// for instance with DIGEST-MD5 from package zk/digestmd5, as ZooKeeper's
+// Java client does from a JAAS "Client" section. go-zookeeper knows
+// neither, so the client dials for it: the TLS handshake happens in the
+// dial, and the SASL exchange (requests of opcode sasl) runs between the
+// server's ConnectResponse and go-zookeeper reading it. go-zookeeper thus
+// never sees a session that is not authenticated, and nothing else is sent
+// before; a reconnection authenticates again. When a server definitively
+// refuses the client (credentials rejected; server certificate untrusted or
+// for another host; client certificate missing or rejected), Connect fails
+// at once with an *AuthError naming the cause, even if other servers of
+// the list might accept; after Connect such refusals are logged as errors
+// and the client keeps retrying. Without TLS and SASL connections are
+// go-zookeeper's own.
 package zk

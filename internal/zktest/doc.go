@@ -19,6 +19,13 @@
 //
 // A test that stops or restarts the server starts its own with StartT.
 //
+// Secured servers: SASLServerConfig describes a server with SASL
+// DIGEST-MD5 users (optional, or required through enforce.auth or
+// sessionRequireClientSASLAuth), TLSServerConfig one with only a TLS port
+// and client certificates required; start either with StartConfig. Their
+// readiness check is SrvrProbe, the "srvr" four letter word, which needs
+// no session.
+//
 // The child runs in its own process group, is killed with that group by
 // Stop, and on Linux also receives SIGKILL when the test binary dies
 // (Pdeathsig), so no server outlives the tests.

@@ -512,15 +512,14 @@ func findZooKeeper() (java, classpath string, err error) {
 	}
 	if len(jars) == 0 {
 		// Debian: the jar's manifest Class-Path names the dependencies under
-		// /usr/share/java; an SLF4J binding is added so the log has text.
+		// /usr/share/java, except Netty's codec (and resolver), which the
+		// TLS port needs; they and an SLF4J binding (so the log has text)
+		// are added.
 		const debJar = "/usr/share/java/zookeeper.jar"
 		if !fileExists(debJar) {
 			return "", "", ErrNotInstalled
 		}
 		jars = append(jars, debJar)
-		// The manifest leaves out netty-codec and netty-resolver, which the
-		// Netty connection factory (TLS) needs; ZooKeeper's own
-		// distribution ships them.
 		for _, p := range []string{"slf4j-simple.jar", "netty-codec.jar", "netty-resolver.jar"} {
 			if p = filepath.Join("/usr/share/java", p); fileExists(p) {
 				jars = append(jars, p)

@@ -1,0 +1,117 @@
+package zktest
+
+import (
+	"crypto/tls"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSASLServerConfig checks the JAAS file and the zoo.cfg lines for each
+// requirement, and that unwritable users are refused.
+func TestSASLServerConfig(t *testing.T) {
+	tests := []struct {
+		req  SASLRequirement
+		want []string
+		not  []string
+	}{
+		{SASLOptional, nil, []string{"enforce.auth.enabled=true", "sessionRequireClientSASLAuth=true"}},
+		{SASLEnforced, []string{"enforce.auth.enabled=true", "enforce.auth.schemes=sasl"}, []string{"sessionRequireClientSASLAuth=true"}},
+		{SASLSessionRequired, []string{"sessionRequireClientSASLAuth=true"}, []string{"enforce.auth.enabled=true"}},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		cfg, err := SASLServerConfig(dir, map[string]string{"bob": "bob's secret", "alice": "ä"}, tt.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append([]string{"authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"}, tt.want...)
+		for _, w := range want {
+			if !slices.Contains(cfg.ExtraConfig, w) {
+				t.Errorf("requirement %d: ExtraConfig %q lacks %q", tt.req, cfg.ExtraConfig, w)
+			}
+		}
+		for _, n := range tt.not {
+			if slices.Contains(cfg.ExtraConfig, n) {
+				t.Errorf("requirement %d: ExtraConfig %q has %q", tt.req, cfg.ExtraConfig, n)
+			}
+		}
+		jaas := filepath.Join(dir, "jaas.conf")
+		if !slices.Contains(cfg.JVMFlags, "-Djava.security.auth.login.config="+jaas) {
+			t.Errorf("JVMFlags %q do not name %s", cfg.JVMFlags, jaas)
+		}
+		b, err := os.ReadFile(jaas)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJAAS := "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n" +
+			"  user_alice=\"ä\"\n  user_bob=\"bob's secret\";\n};\n"
+		if string(b) != wantJAAS {
+			t.Errorf("jaas.conf:\n%s\nwant:\n%s", b, wantJAAS)
+		}
+		if cfg.Probe == nil || cfg.Dir != dir {
+			t.Errorf("config %+v has no probe or the wrong dir", cfg)
+		}
+	}
+	for _, users := range []map[string]string{nil, {"bo b": "x"}, {"bob": `a"b`}, {"bob": `a\b`}, {"bob": "a\nb"}} {
+		if _, err := SASLServerConfig(t.TempDir(), users, SASLEnforced); err == nil {
+			t.Errorf("users %q accepted", users)
+		}
+	}
+}
+
+// TestTLSServerConfig checks the TLS lines and that zoo.cfg gets no plain
+// port.
+func TestTLSServerConfig(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := TLSServerConfig(dir, "k.pem", "t.pem", nil); err == nil {
+		t.Fatal("a TLS server without a probe config was accepted")
+	}
+	cfg, err := TLSServerConfig(dir, filepath.Join(dir, "k.pem"), filepath.Join(dir, "t.pem"), &tls.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Port, cfg.SecurePort = 2181, 2281
+	path, err := WriteConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zoo := string(b)
+	for _, w := range []string{"secureClientPort=2281", "ssl.keyStore.location=" + filepath.Join(dir, "k.pem"),
+		"ssl.keyStore.type=PEM", "ssl.trustStore.location=" + filepath.Join(dir, "t.pem"), "ssl.trustStore.type=PEM",
+		"ssl.clientAuth=need", "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"} {
+		if !strings.Contains(zoo, w+"\n") {
+			t.Errorf("zoo.cfg lacks %q:\n%s", w, zoo)
+		}
+	}
+	if strings.Contains(zoo, "clientPort=2181") {
+		t.Errorf("zoo.cfg has a plain port:\n%s", zoo)
+	}
+}
+
+// TestSASLEnforcedServer starts an enforcing server: it gets ready (the
+// probe needs no session) and refuses an anonymous client's request.
+func TestSASLEnforcedServer(t *testing.T) {
+	cfg, err := SASLServerConfig(t.TempDir(), map[string]string{"bob": "bobsecret"}, SASLEnforced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := StartConfig(Context(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := get(t, s.Addr, "/"); err == nil {
+		t.Fatal("an anonymous client read / from a server that enforces SASL")
+	}
+	const refused = "does not match with any of the expected authentication scheme"
+	if !strings.Contains(s.LogTail(1<<20), refused) {
+		t.Fatalf("server log does not show the refusal %q", refused)
+	}
+}
