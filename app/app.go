@@ -99,16 +99,10 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.ops = o
-	zc, err := zk.Connect(ctx, zk.Config{
-		Address:           s.ZooKeeperAddress,
-		Root:              s.ZooKeeperRoot,
-		SessionTimeout:    s.ZooKeeperSessionTimeout,
-		ConnectionTimeout: s.ZooKeeperConnectionTimeout,
-		MaxBufferSize:     int(s.ZooKeeperMaxBufferSize),
-		ServerMaxBuffer:   int(s.ZooKeeperServerMaxBuffer),
-		Logger:            log,
-		Observer:          o.zkObserver(),
-	})
+	logZooKeeperSecurity(log, s.ZooKeeper)
+	zcfg := s.ZooKeeperConfig(log)
+	zcfg.Observer = o.zkObserver()
+	zc, err := zk.Connect(ctx, zcfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", s.ZooKeeperAddress, err)
 	}

@@ -35,6 +35,17 @@ const (
 	KeyZKConnTimeout     = "zookeeper.client.connection-timeout"
 	KeyZKMaxBufferSize   = "zookeeper.client.max-buffer-size"
 	KeyZKServerMaxBuffer = "sidecar.zookeeper.jute-maxbuffer"
+	// KeyZKClientConfig is ZooKeeper's client properties file (TLS, SASL).
+	KeyZKClientConfig = "zookeeper.client.config-path"
+	// KeyZKJAASFile names the JAAS file whose "Client" section holds the
+	// ZooKeeper SASL credentials; unset, it is taken from the JVM options
+	// Fluss's launch script gives a coordinator (KeyJavaOpts*).
+	KeyZKJAASFile = "sidecar.zookeeper.jaas-file"
+	// KeyJavaOptsAll and KeyJavaOptsCoordinator are the JVM options of
+	// Fluss's launch script; the sidecar reads only
+	// -Djava.security.auth.login.config from them.
+	KeyJavaOptsAll         = "env.java.opts.all"
+	KeyJavaOptsCoordinator = "env.java.opts.coordinator-server"
 )
 
 // Remote storage keys: where offsets files go, and the file system keys of
@@ -196,6 +207,14 @@ var configKeys = []ConfigKey{
 		Doc: "largest ZooKeeper packet the client sends or accepts"},
 	{Name: KeyZKServerMaxBuffer, Kind: KindMemory, Default: "1048575",
 		Doc: "the ZooKeeper servers' `jute.maxbuffer`; snapshots whose znode would not fit are refused (code 13) before anything is written"},
+	{Name: KeyZKClientConfig, Unset: "none",
+		Doc: "ZooKeeper's client properties file: TLS (`zookeeper.client.secure`, `zookeeper.ssl.*`) and SASL (`zookeeper.sasl.*`); every property is honoured or refused at start ([Secured ZooKeeper](#secured-zookeeper))"},
+	{Name: KeyZKJAASFile, Unset: "from the JVM options",
+		Doc: "the JAAS file whose `Client` section (`DigestLoginModule`) holds the ZooKeeper SASL user; sidecar only"},
+	{Name: KeyJavaOptsAll, Unset: "none",
+		Doc: "JVM options of Fluss's launch script; only `-Djava.security.auth.login.config=…` is read (the ZooKeeper JAAS file); `$FLUSS_ENV_JAVA_OPTS` wins over it as in Fluss's script"},
+	{Name: KeyJavaOptsCoordinator, Unset: "none",
+		Doc: "as above, for the coordinator only, after `env.java.opts.all`; `$FLUSS_ENV_JAVA_OPTS_CS` wins over it"},
 
 	{Name: KeyRemoteDataDir, Unset: "(required)",
 		Doc: "`file:///dir`, `/dir`, `s3://bucket/prefix`, `oss://…`, `cosn://…`, `obs://…`, `gs://bucket/prefix`, `abfs[s]://container@account.dfs.core.windows.net/prefix`, `wasb[s]://container@account.blob.core.windows.net/prefix`"},

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -25,6 +26,9 @@ type Settings struct {
 	ZooKeeperConnectionTimeout time.Duration // zookeeper.client.connection-timeout
 	ZooKeeperMaxBufferSize     int64         // zookeeper.client.max-buffer-size
 	ZooKeeperServerMaxBuffer   int64         // sidecar.zookeeper.jute-maxbuffer: the servers' jute.maxbuffer
+	// ZooKeeper is TLS and SASL from zookeeper.client.config-path and the
+	// JAAS file (zookeeper.go).
+	ZooKeeper ZooKeeperSecurity
 
 	RemoteDataDir string // remote.data.dir (required)
 	S3Endpoint    string // s3.endpoint (or fs.oss.endpoint for oss://)
@@ -155,6 +159,10 @@ func FromConfig(c *config.Config) (Settings, error) {
 	add(err)
 	if s.ZooKeeperMaxBufferSize <= 0 || s.ZooKeeperServerMaxBuffer <= 0 {
 		add(errors.New("'" + KeyZKMaxBufferSize + "' and '" + KeyZKServerMaxBuffer + "' must be positive"))
+	}
+	if !s.Embedded {
+		s.ZooKeeper, err = zooKeeperSecurityFromConfig(c, os.Getenv)
+		add(err)
 	}
 
 	s.RemoteDataDir = c.String(KeyRemoteDataDir, defaultText(KeyRemoteDataDir))

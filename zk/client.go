@@ -166,6 +166,13 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	defer cancel()
 	select {
 	case <-c.firstUp:
+		// A server that requires SASL grants a session to anyone and
+		// refuses its first request: one read proves the session usable,
+		// so a client without the required login never starts.
+		if _, _, err := c.Exists(wait, "/"); err != nil && errors.Is(err, errRequiresSASL) {
+			c.Close()
+			return nil, &OpError{Op: "connect", Path: cfg.Address, Err: err, Store: storeerr.ErrPermission}
+		}
 		c.log.Info("connected to ZooKeeper", "address", cfg.Address, "root", NormalizeRoot(cfg.Root),
 			"session_id", fmt.Sprintf("0x%x", conn.SessionID()))
 		return c, nil

@@ -3,6 +3,7 @@ package zk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -86,10 +87,25 @@ func (e *OpError) MaybeApplied() bool {
 	return !errors.Is(e.Err, gozk.ErrNoServer) && !errors.Is(e.Err, errNotSent)
 }
 
+// errRequiresSASL is the cause of a request refused because the server
+// requires SASL authentication and the session has none: ZooKeeper answers
+// SESSIONCLOSEDREQUIRESASLAUTH (-124) and closes the session.
+var errRequiresSASL = errors.New("ZooKeeper requires SASL authentication and closed the session, " +
+	"which has none: give the client a JAAS Client section (README \"Secured ZooKeeper\")")
+
+// requiresSASL recognises the -124 answer. go-zookeeper has no error value
+// for it, only the text of an unknown code.
+func requiresSASL(err error) bool {
+	return err != nil && err.Error() == fmt.Sprintf("unknown error: %d", codeSessionClosedSASL)
+}
+
 // classify wraps a go-zookeeper or context error; nil stays nil.
 func classify(op, path string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if requiresSASL(err) {
+		err = errRequiresSASL
 	}
 	var class error
 	switch {
@@ -128,7 +144,8 @@ func storeClass(err error) error {
 	switch {
 	case lostConnection(err):
 		return storeerr.ErrUnavailable
-	case errors.Is(err, gozk.ErrNoAuth), errors.Is(err, gozk.ErrAuthFailed), errors.Is(err, gozk.ErrInvalidACL):
+	case errors.Is(err, gozk.ErrNoAuth), errors.Is(err, gozk.ErrAuthFailed), errors.Is(err, gozk.ErrInvalidACL),
+		errors.Is(err, errRequiresSASL):
 		return storeerr.ErrPermission
 	case errors.Is(err, errTooLarge):
 		return storeerr.ErrTooLarge

@@ -185,13 +185,7 @@ func adminCmd(op string, args []string, stdout, stderr io.Writer) int {
 // openAdmin connects to ZooKeeper and opens remote storage as the server
 // would, and returns an Admin over them and a function closing both.
 func openAdmin(ctx context.Context, s app.Settings, log hclog.Logger, parallelism int) (*admin.Admin, func(), error) {
-	zc, err := zk.Connect(ctx, zk.Config{
-		Address:           s.ZooKeeperAddress,
-		Root:              s.ZooKeeperRoot,
-		SessionTimeout:    s.ZooKeeperSessionTimeout,
-		ConnectionTimeout: s.ZooKeeperConnectionTimeout,
-		Logger:            log,
-	})
+	zc, err := zk.Connect(ctx, s.ZooKeeperConfig(log))
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to ZooKeeper %s: %w", s.ZooKeeperAddress, err)
 	}
