@@ -23,33 +23,48 @@ type ZooKeeperSecurity struct {
 }
 
 // jaasProperty is the JVM system property naming the JAAS file.
-const jaasProperty = "-Djava.security.auth.login.config="
+const jaasProperty = "java.security.auth.login.config"
 
-// zooKeeperJAAS finds the JAAS file for ZooKeeper's client: the sidecar's
-// own key, or else the JVM options Fluss's launch script gives a
-// coordinator, in the order the script puts them on the java command line
-// ($JVM_ARGS, then $FLUSS_ENV_JAVA_OPTS or env.java.opts.all, then
-// $FLUSS_ENV_JAVA_OPTS_CS or env.java.opts.coordinator-server), the last
-// -Djava.security.auth.login.config winning as in the JVM. "==" (which
-// makes Java ignore its other login configurations) counts the same.
-func zooKeeperJAAS(c *config.Config, getenv func(string) string) (path, from string) {
-	if p := c.String(KeyZKJAASFile, ""); p != "" {
-		return p, KeyZKJAASFile
-	}
+// jvmOptions returns the -Dkey=value options Fluss's launch script would
+// give a coordinator's JVM, in the order of its java command line:
+// $JVM_ARGS, then $FLUSS_ENV_JAVA_OPTS or else env.java.opts.all, then
+// $FLUSS_ENV_JAVA_OPTS_CS or else env.java.opts.coordinator-server. For a
+// key given twice the JVM keeps the last.
+func jvmOptions(c *config.Config, getenv func(string) string) []clientconfig.JVMOption {
 	sources := []struct{ env, key string }{
 		{"JVM_ARGS", ""},
 		{"FLUSS_ENV_JAVA_OPTS", KeyJavaOptsAll},
 		{"FLUSS_ENV_JAVA_OPTS_CS", KeyJavaOptsCoordinator},
 	}
+	var out []clientconfig.JVMOption
 	for _, src := range sources {
 		opts, where := getenv(src.env), "$"+src.env
 		if opts == "" && src.key != "" {
 			opts, where = c.String(src.key, ""), src.key
 		}
 		for _, word := range strings.Fields(opts) {
-			if v, ok := strings.CutPrefix(word, jaasProperty); ok {
-				path, from = strings.TrimPrefix(v, "="), where
+			kv, ok := strings.CutPrefix(word, "-D")
+			if !ok {
+				continue
 			}
+			k, v, _ := strings.Cut(kv, "=")
+			out = append(out, clientconfig.JVMOption{Key: k, Value: v, From: where})
+		}
+	}
+	return out
+}
+
+// zooKeeperJAAS finds the JAAS file for ZooKeeper's client: the sidecar's
+// own key, or else the last -Djava.security.auth.login.config of the JVM
+// options. "==" (which makes Java ignore its other login configurations)
+// counts the same as "=".
+func zooKeeperJAAS(c *config.Config, getenv func(string) string) (path, from string) {
+	if p := c.String(KeyZKJAASFile, ""); p != "" {
+		return p, KeyZKJAASFile
+	}
+	for _, o := range jvmOptions(c, getenv) {
+		if o.Key == jaasProperty {
+			path, from = strings.TrimPrefix(o.Value, "="), o.From
 		}
 	}
 	return path, from
@@ -61,8 +76,9 @@ func zooKeeperSecurityFromConfig(c *config.Config, getenv func(string) string) (
 	jaas, from := zooKeeperJAAS(c, getenv)
 	path := c.String(KeyZKClientConfig, "")
 	client, err := clientconfig.Load(path, clientconfig.Options{
-		JAASPath: jaas,
-		Expand:   config.Providers{}.Expand,
+		JAASPath:   jaas,
+		Expand:     config.Providers{}.Expand,
+		JVMOptions: jvmOptions(c, getenv),
 	})
 	if err != nil && path != "" {
 		return ZooKeeperSecurity{}, wrapKey(KeyZKClientConfig, err)

@@ -66,7 +66,7 @@ func startSecuredZK(t *testing.T, setup string) *securedZK {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var props string
+	var props string // the properties file's text, "" for none
 	switch setup {
 	case secureSASL:
 		s, err := zktest.StartConfig(zktest.Context(t), saslCfg)
@@ -75,7 +75,8 @@ func startSecuredZK(t *testing.T, setup string) *securedZK {
 		}
 		t.Cleanup(s.Close)
 		z.addr = s.Addr
-		props = "zookeeper.sasl.client=true\n"
+		// No properties file: SASL is on by default, and the JAAS file
+		// comes with the JVM options, as most Fluss clusters have it.
 	case secureTLS:
 		z.addr = tlstest.StartZooKeeper(t, z.kit, "need").SecureAddr
 		props = tlsProperties(z.kit)
@@ -96,9 +97,11 @@ func startSecuredZK(t *testing.T, setup string) *securedZK {
 			t.Fatal(err)
 		}
 	}
-	z.props = filepath.Join(z.dir, "zk-client.properties")
-	if err := os.WriteFile(z.props, []byte(props), 0o600); err != nil {
-		t.Fatal(err)
+	if props != "" {
+		z.props = filepath.Join(z.dir, "zk-client.properties")
+		if err := os.WriteFile(z.props, []byte(props), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return z
 }
@@ -112,11 +115,13 @@ func (z *securedZK) serverYAML(t *testing.T, root, remote string, extra ...strin
 		"bind.listeners: FLUSS://127.0.0.1:0",
 		"zookeeper.address: " + z.addr,
 		"zookeeper.path.root: " + root,
-		"zookeeper.client.config-path: " + z.props,
 		"zookeeper.client.connection-timeout: 60 s",
 		"remote.data.dir: " + remote,
 		"coordinator.producer-offsets.cleanup-interval: 1 s",
 		"sidecar.orphan-cleanup.grace-period: 1 h",
+	}
+	if z.props != "" {
+		lines = append(lines, "zookeeper.client.config-path: "+z.props)
 	}
 	if z.jaas != "" {
 		lines = append(lines, "env.java.opts.all: -Xmx1g -Djava.security.auth.login.config="+z.jaas)
@@ -226,8 +231,10 @@ func zkJavaClient(t *testing.T, z *securedZK, args ...string) string {
 	if z.jaas != "" {
 		cmdArgs = append(cmdArgs, "-Djava.security.auth.login.config="+z.jaas)
 	}
-	cmdArgs = append(cmdArgs, "org.apache.zookeeper.ZooKeeperMain",
-		"-server", z.addr, "-client-configuration", z.props, "-waitforconnection")
+	cmdArgs = append(cmdArgs, "org.apache.zookeeper.ZooKeeperMain", "-server", z.addr, "-waitforconnection")
+	if z.props != "" {
+		cmdArgs = append(cmdArgs, "-client-configuration", z.props)
+	}
 	cmdArgs = append(cmdArgs, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

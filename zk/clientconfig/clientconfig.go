@@ -56,6 +56,19 @@ type Options struct {
 	// Expand resolves ${env:NAME} and ${file:PATH} references in property
 	// values and JAAS options; nil leaves values as they are.
 	Expand func(string) (string, error)
+	// JVMOptions are the -Dkey=value options the coordinator's JVM would
+	// get. ZooKeeper's client reads its properties from the JVM's system
+	// properties first and lets the file override them, so the options
+	// whose key starts with "zookeeper." (or is another client property,
+	// such as jute.maxbuffer) count as properties; the rest are not the
+	// client's and are left alone.
+	JVMOptions []JVMOption
+}
+
+// JVMOption is one -Dkey=value option, and where it was found (for
+// messages, e.g. "env.java.opts.all").
+type JVMOption struct {
+	Key, Value, From string
 }
 
 // Load reads the properties file at path (when path is not empty) and the
@@ -72,7 +85,7 @@ func Load(path string, opts Options) (Settings, error) {
 			return Settings{}, fmt.Errorf("ZooKeeper client configuration %s: %w", path, err)
 		}
 	}
-	s, err := fromProperties(path, props, opts)
+	s, err := fromProperties(path, withJVMOptions(opts.JVMOptions, props), opts)
 	if err != nil {
 		if path == "" {
 			return Settings{}, err
@@ -80,6 +93,25 @@ func Load(path string, opts Options) (Settings, error) {
 		return Settings{}, fmt.Errorf("ZooKeeper client configuration %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// withJVMOptions puts the JVM's client properties before the file's; a key
+// in the file replaces the option, as the file overrides system properties
+// in ZooKeeper's client configuration.
+func withJVMOptions(jvm []JVMOption, file []Property) []Property {
+	inFile := map[string]bool{}
+	for _, p := range file {
+		inFile[p.Key] = true
+	}
+	var out []Property
+	for _, o := range jvm {
+		_, known := rules[o.Key]
+		if inFile[o.Key] || !(known || strings.HasPrefix(o.Key, "zookeeper.")) {
+			continue
+		}
+		out = append(out, Property{Key: o.Key, Value: o.Value, From: "JVM option -D" + o.Key + " (" + o.From + ")"})
+	}
+	return append(out, file...)
 }
 
 // values holds the checked properties by key.
@@ -130,26 +162,26 @@ func fromProperties(path string, props []Property, opts Options) (Settings, erro
 			if near := sameButCase(p.Key); near != "" {
 				hint = "did you mean " + near + "? (names are case-sensitive)"
 			}
-			return Settings{}, fmt.Errorf("line %d: property %s is not a ZooKeeper client property the sidecar knows; %s", p.Line, p.Key, hint)
+			return Settings{}, fmt.Errorf("%s: property %s is not a ZooKeeper client property the sidecar knows; %s", p.where(), p.Key, hint)
 		}
 		value := p.Value
 		if opts.Expand != nil && strings.Contains(value, "${") {
 			v, err := opts.Expand(value)
 			if err != nil {
-				return Settings{}, fmt.Errorf("line %d: property %s: %w", p.Line, p.Key, err)
+				return Settings{}, fmt.Errorf("%s: property %s: %w", p.where(), p.Key, err)
 			}
 			value = v
 		}
 		switch rule.how {
 		case refused:
-			return Settings{}, fmt.Errorf("line %d: property %s is not supported: %s", p.Line, p.Key, rule.why)
+			return Settings{}, fmt.Errorf("%s: property %s is not supported: %s", p.where(), p.Key, rule.why)
 		case onlyFalse:
 			on, err := values{p.Key: value}.boolean(p.Key, false)
 			if err != nil {
-				return Settings{}, fmt.Errorf("line %d: %w", p.Line, err)
+				return Settings{}, fmt.Errorf("%s: %w", p.where(), err)
 			}
 			if on {
-				return Settings{}, fmt.Errorf("line %d: property %s=true is not supported: %s", p.Line, p.Key, rule.why)
+				return Settings{}, fmt.Errorf("%s: property %s=true is not supported: %s", p.where(), p.Key, rule.why)
 			}
 		case noEffect:
 			s.NoEffect = append(s.NoEffect, fmt.Sprintf("%s (%s)", p.Key, rule.why))
@@ -157,8 +189,11 @@ func fromProperties(path string, props []Property, opts Options) (Settings, erro
 		vals[p.Key] = value
 	}
 	if sock, ok := vals[keyCnxnSocket]; ok {
-		switch sock {
-		case "org.apache.zookeeper.ClientCnxnSocketNetty", "org.apache.zookeeper.ClientCnxnSocketNIO":
+		// Fluss shades ZooKeeper, and its shading rewrites class names, so
+		// a coordinator's file names org.apache.fluss.shaded....
+		switch {
+		case strings.HasSuffix(sock, "org.apache.zookeeper.ClientCnxnSocketNetty"),
+			strings.HasSuffix(sock, "org.apache.zookeeper.ClientCnxnSocketNIO"):
 		default:
 			return Settings{}, fmt.Errorf("property %s: %q is not one of ZooKeeper's client socket classes", keyCnxnSocket, sock)
 		}

@@ -197,3 +197,40 @@ func TestSummaryHasNoSecrets(t *testing.T) {
 		t.Fatalf("summary %q, want it to start with %q and hold no password", got, want)
 	}
 }
+
+// TestJVMOptions checks the -D options of the coordinator's JVM: ZooKeeper's
+// client reads them as properties, and its file overrides them.
+func TestJVMOptions(t *testing.T) {
+	opt := func(k, v string) JVMOption { return JVMOption{Key: k, Value: v, From: "env.java.opts.all"} }
+	dir := t.TempDir()
+	jaas := write(t, dir, "jaas.conf", digestJAAS)
+
+	s, err := Load("", Options{JVMOptions: []JVMOption{
+		opt("log4j.configurationFile", "x.xml"), // not the client's: left alone
+		opt("zookeeper.client.secure", "true"),
+		opt("zookeeper.ssl.trustStore.location", "/etc/zk/trust.pem"),
+		opt("zookeeper.clientCnxnSocket", "org.apache.fluss.shaded.zookeeper3.org.apache.zookeeper.ClientCnxnSocketNetty"),
+		opt("zookeeper.sasl.clientconfig", "Other"),
+	}, JAASPath: jaas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Secure || s.TLS.TrustStore.Location != "/etc/zk/trust.pem" || s.SASL == nil || s.SASL.Username != "alice" {
+		t.Fatalf("settings from JVM options: %+v", s)
+	}
+
+	file := write(t, dir, "zk.properties", "zookeeper.client.secure=false\n")
+	s, err = Load(file, Options{JVMOptions: []JVMOption{opt("zookeeper.client.secure", "true")}})
+	if err != nil || s.Secure {
+		t.Fatalf("the file did not override the JVM option: %+v, %v", s, err)
+	}
+
+	_, err = Load(file, Options{JVMOptions: []JVMOption{opt("zookeeper.ssl.ocsp", "true")}})
+	if err == nil || !strings.Contains(err.Error(), "JVM option -Dzookeeper.ssl.ocsp (env.java.opts.all): property zookeeper.ssl.ocsp=true is not supported") {
+		t.Fatalf("got %v, want the refusal to name the JVM option and where it was found", err)
+	}
+	_, err = Load("", Options{JVMOptions: []JVMOption{opt("zookeeper.unknown.thing", "1")}})
+	if err == nil || !strings.Contains(err.Error(), "JVM option -Dzookeeper.unknown.thing (env.java.opts.all): property zookeeper.unknown.thing is not a ZooKeeper client property") {
+		t.Fatalf("got %v, want an unknown zookeeper.* option refused", err)
+	}
+}

@@ -10,6 +10,17 @@ type Property struct {
 	Key   string
 	Value string
 	Line  int // the first line of the entry, from 1
+	// From says where a property not read from the file came from, for
+	// messages; "" for the file's own lines.
+	From string
+}
+
+// where names the property's place in messages.
+func (p Property) where() string {
+	if p.From != "" {
+		return p.From
+	}
+	return fmt.Sprintf("line %d", p.Line)
 }
 
 // ParseProperties reads the text of a Java properties file the way
