@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk/digestmd5"
 )
@@ -262,7 +261,7 @@ func TestSASLReauthenticatesAfterReconnect(t *testing.T) {
 func TestSASLRefusedAfterStart(t *testing.T) {
 	srv := startSASLServer(t, zktest.SASLEnforced)
 	ctx := zktest.Context(t)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	c := connect(t, srv.Addr, zktest.UniqueRoot(), withSASL("bob", "bobsecret"), func(cfg *Config) {
 		cfg.Logger = newBufferLogger(t, &logs)
 	})
@@ -301,26 +300,8 @@ func TestSASLRefusedAfterStart(t *testing.T) {
 	registerLikeWork(t, c)
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // newBufferLogger logs to the test, as testLogger, and to buf.
-func newBufferLogger(t *testing.T, buf *lockedBuffer) hclog.Logger {
+func newBufferLogger(t *testing.T, buf *syncbuf.Buffer) hclog.Logger {
 	w := &testWriter{t: t}
 	t.Cleanup(func() {
 		w.mu.Lock()
@@ -358,7 +339,7 @@ func TestSASLRetriesRefusedTCP(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	logger := newBufferLogger(t, &logs)
 	go func() {
 		ccfg := Config{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Root: zktest.UniqueRoot(), Logger: logger}
