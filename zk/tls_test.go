@@ -6,37 +6,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/tlstest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
-// startTLSServer starts a private server with only a TLS client port that
-// requires client certificates, speaking the given TLS protocol
-// ("TLSv1.2", ZooKeeper 3.8's default, or "TLSv1.3"); extra adds zoo.cfg
-// lines and JVM flags of another configuration (SASL).
-func startTLSServer(t *testing.T, protocol string, extra *zktest.ServerConfig) (*zktest.Server, *testPKI) {
-	t.Helper()
-	dir := t.TempDir()
-	pki := newTestPKI(t, dir)
-	cfg, err := zktest.TLSServerConfig(dir, pki.keyStore, pki.trustStore, pki.clientTLS())
-	if err != nil {
-		t.Fatal(err)
+// tls13Suites are the TLS 1.3 cipher suites a TLSv1.3 server is given:
+// ZooKeeper 3.8's default suites are TLS 1.2 ones only.
+const tls13Suites = "ssl.ciphersuites=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256"
+
+// tlsServerOptions are the options of a private TLS-only server (the
+// kit's Server identity, clientAuth=need) speaking the given TLS protocol:
+// "TLSv1.2", ZooKeeper 3.8's default, or "TLSv1.3".
+func tlsServerOptions(protocol string) tlstest.ServerOptions {
+	opts := tlstest.ServerOptions{
+		ClientAuth:  "need",
+		ExtraConfig: []string{"ssl.protocol=" + protocol, "ssl.enabledProtocols=" + protocol},
 	}
-	cfg.ExtraConfig = append(cfg.ExtraConfig, "ssl.protocol="+protocol, "ssl.enabledProtocols="+protocol)
 	if protocol == "TLSv1.3" {
-		// ZooKeeper 3.8's default cipher suites are TLS 1.2 ones only.
-		cfg.ExtraConfig = append(cfg.ExtraConfig,
-			"ssl.ciphersuites=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256")
+		opts.ExtraConfig = append(opts.ExtraConfig, tls13Suites)
 	}
-	if extra != nil {
-		cfg.ExtraConfig = append(cfg.ExtraConfig, extra.ExtraConfig...)
-		cfg.JVMFlags = append(cfg.JVMFlags, extra.JVMFlags...)
-	}
-	s, err := zktest.StartConfig(zktest.Context(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, pki
+	return opts
 }
 
 // TestTLS runs over a TLS-only server with clientAuth=need, in both TLS
@@ -46,12 +35,22 @@ func startTLSServer(t *testing.T, protocol string, extra *zktest.ServerConfig) (
 // expects another host name fail at once, each with an error naming the
 // cause.
 func TestTLS(t *testing.T) {
+	kit := tlstest.New(t)
 	for _, protocol := range []string{"TLSv1.2", "TLSv1.3"} {
 		t.Run(protocol, func(t *testing.T) {
-			srv, pki := startTLSServer(t, protocol, nil)
+			srv := tlstest.StartZooKeeperWith(t, kit, tlsServerOptions(protocol))
+			wantVersion := map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}[protocol]
+			conn, err := tls.Dial("tcp", srv.SecureAddr, kit.ClientTLS("127.0.0.1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := conn.ConnectionState().Version; v != wantVersion {
+				t.Fatalf("server negotiated %s, want %s", tls.VersionName(v), protocol)
+			}
+			conn.Close()
 
 			t.Run("create and get", func(t *testing.T) {
-				c := connect(t, srv.SecureAddr, zktest.UniqueRoot(), func(c *Config) { c.TLS = pki.clientTLS() })
+				c := connect(t, srv.SecureAddr, zktest.UniqueRoot(), func(c *Config) { c.TLS = kit.ClientTLS("") })
 				registerLikeWork(t, c)
 				ctx := zktest.Context(t)
 				if _, err := c.Create(ctx, "/x", []byte("over tls"), Persistent); err != nil {
@@ -67,19 +66,22 @@ func TestTLS(t *testing.T) {
 				tls        func() *tls.Config
 			}{
 				{"no client certificate", "refused the TLS handshake", func() *tls.Config {
-					return &tls.Config{RootCAs: pki.roots}
+					cfg := kit.ClientTLS("")
+					cfg.Certificates = nil
+					return cfg
 				}},
 				{"untrusted server certificate", "not signed by a trusted authority", func() *tls.Config {
 					other := x509.NewCertPool()
-					other.AddCert(newCA(t, "another CA").cert)
-					cfg := pki.clientTLS()
+					other.AddCert(kit.OtherCA.Cert)
+					cfg := kit.ClientTLS("")
 					cfg.RootCAs = other
 					return cfg
 				}},
 				{"host name mismatch", "does not match the host name", func() *tls.Config {
-					cfg := pki.clientTLS()
-					cfg.ServerName = "zk.example.com"
-					return cfg
+					// The kit's Server is valid for 127.0.0.1 and localhost
+					// only; WrongNameServer's name, expected here, is not
+					// among them.
+					return kit.ClientTLS(kit.WrongNameServer.Cert.DNSNames[0])
 				}},
 			}
 			for _, tt := range refusals {
@@ -97,15 +99,23 @@ func TestTLS(t *testing.T) {
 // TestSASLOverTLS authenticates with SASL inside TLS, as a server with
 // both secureClientPort and enforce.auth requires.
 func TestSASLOverTLS(t *testing.T) {
+	kit := tlstest.New(t)
 	sasl, err := zktest.SASLServerConfig(t.TempDir(), testUsers(), zktest.SASLEnforced)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, pki := startTLSServer(t, "TLSv1.2", &sasl)
+	opts := tlsServerOptions("TLSv1.2")
+	opts.ExtraConfig = append(opts.ExtraConfig, sasl.ExtraConfig...)
+	opts.JVMFlags = sasl.JVMFlags
+	// The default probe reads "/" in an anonymous session, which the
+	// server refuses; "srvr" needs no session.
+	opts.Probe = zktest.SrvrProbe(kit.ClientTLS("127.0.0.1"))
+	srv := tlstest.StartZooKeeperWith(t, kit, opts)
+
 	c := connect(t, srv.SecureAddr, zktest.UniqueRoot(), withSASL("bob", "bobsecret"),
-		func(c *Config) { c.TLS = pki.clientTLS() })
+		func(c *Config) { c.TLS = kit.ClientTLS("") })
 	registerLikeWork(t, c)
-	ae := connectRefused(t, srv.SecureAddr, withSASL("bob", "wrong"), func(c *Config) { c.TLS = pki.clientTLS() })
+	ae := connectRefused(t, srv.SecureAddr, withSASL("bob", "wrong"), func(c *Config) { c.TLS = kit.ClientTLS("") })
 	if !strings.Contains(ae.Error(), "ZooKeeper SASL authentication as user bob failed") {
 		t.Fatalf("error %q does not name the SASL failure", ae)
 	}

@@ -21,10 +21,10 @@
 //
 // Secured servers: SASLServerConfig describes a server with SASL
 // DIGEST-MD5 users (optional, or required through enforce.auth or
-// sessionRequireClientSASLAuth), TLSServerConfig one with only a TLS port
-// and client certificates required; start either with StartConfig. Their
-// readiness check is SrvrProbe, the "srvr" four letter word, which needs
-// no session.
+// sessionRequireClientSASLAuth); start it with StartConfig. Its readiness
+// check is SrvrProbe, the "srvr" four letter word, which needs no session.
+// ServerConfig.Secure and NoPlainPort give a server a TLS port (only); the
+// internal/tlstest kit starts such servers from its certificates.
 //
 // The child runs in its own process group, is killed with that group by
 // Stop, and on Linux also receives SIGKILL when the test binary dies

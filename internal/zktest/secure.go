@@ -46,8 +46,9 @@ func jaasName(name string) bool {
 // accepts SASL DIGEST-MD5 logins for users (name → password) as
 // ZooKeeper's JAAS DigestLoginModule does, treating other clients as req
 // says. It writes dir/jaas.conf. The readiness check is the "srvr" four
-// letter word on the plain port, which needs no session. Add Secure and
-// the TLS lines (see TLSServerConfig) for SASL over TLS.
+// letter word on the plain port, which needs no session. For SASL over
+// TLS, add its ExtraConfig and JVMFlags to a TLS server's (see
+// internal/tlstest's ServerOptions) with a SrvrProbe over TLS.
 func SASLServerConfig(dir string, users map[string]string, req SASLRequirement) (ServerConfig, error) {
 	if len(users) == 0 {
 		return ServerConfig{}, errors.New("zktest: a SASL server needs at least one user")
@@ -92,41 +93,6 @@ func SASLServerConfig(dir string, users map[string]string, req SASLRequirement) 
 		ExtraConfig: extra,
 		JVMFlags:    []string{"-Djava.security.auth.login.config=" + jaas},
 		Probe:       SrvrProbe(nil),
-	}, nil
-}
-
-// TLSServerConfig returns the configuration of a server in dir with only a
-// TLS client port that requires client certificates (ssl.clientAuth=need).
-// keyStore is a PEM file holding the server's private key (RSA, PKCS#8:
-// what ZooKeeper 3.8 reads) and certificate chain; trustStore a PEM file of
-// the CA certificates that client certificates must chain to. probe is the
-// client TLS configuration of the readiness check ("srvr" over TLS), so it
-// needs a client certificate the server trusts; its ServerName is set to
-// the bind address when empty.
-func TLSServerConfig(dir, keyStore, trustStore string, probe *tls.Config) (ServerConfig, error) {
-	if probe == nil {
-		return ServerConfig{}, errors.New("zktest: a TLS-only server needs a probe TLS config")
-	}
-	var abs [2]string
-	for i, p := range []string{keyStore, trustStore} {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return ServerConfig{}, err
-		}
-		abs[i] = a
-	}
-	return ServerConfig{
-		Dir:         dir,
-		Secure:      true,
-		NoPlainPort: true,
-		ExtraConfig: []string{
-			"ssl.keyStore.location=" + abs[0],
-			"ssl.keyStore.type=PEM",
-			"ssl.trustStore.location=" + abs[1],
-			"ssl.trustStore.type=PEM",
-			"ssl.clientAuth=need",
-		},
-		Probe: SrvrProbe(probe),
 	}, nil
 }
 

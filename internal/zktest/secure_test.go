@@ -1,7 +1,6 @@
 package zktest
 
 import (
-	"crypto/tls"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,39 +58,6 @@ func TestSASLServerConfig(t *testing.T) {
 		if _, err := SASLServerConfig(t.TempDir(), users, SASLEnforced); err == nil {
 			t.Errorf("users %q accepted", users)
 		}
-	}
-}
-
-// TestTLSServerConfig checks the TLS lines and that zoo.cfg gets no plain
-// port.
-func TestTLSServerConfig(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := TLSServerConfig(dir, "k.pem", "t.pem", nil); err == nil {
-		t.Fatal("a TLS server without a probe config was accepted")
-	}
-	cfg, err := TLSServerConfig(dir, filepath.Join(dir, "k.pem"), filepath.Join(dir, "t.pem"), &tls.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Port, cfg.SecurePort = 2181, 2281
-	path, err := WriteConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zoo := string(b)
-	for _, w := range []string{"secureClientPort=2281", "ssl.keyStore.location=" + filepath.Join(dir, "k.pem"),
-		"ssl.keyStore.type=PEM", "ssl.trustStore.location=" + filepath.Join(dir, "t.pem"), "ssl.trustStore.type=PEM",
-		"ssl.clientAuth=need", "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"} {
-		if !strings.Contains(zoo, w+"\n") {
-			t.Errorf("zoo.cfg lacks %q:\n%s", w, zoo)
-		}
-	}
-	if strings.Contains(zoo, "clientPort=2181") {
-		t.Errorf("zoo.cfg has a plain port:\n%s", zoo)
 	}
 }
 

@@ -57,6 +57,35 @@ func TestWriteConfig(t *testing.T) {
 	}
 }
 
+// TestWriteConfigTLSOnly: a Secure server with NoPlainPort gets a TLS port
+// on Netty, its ExtraConfig lines and no plain port; NoPlainPort alone is
+// refused.
+func TestWriteConfigTLSOnly(t *testing.T) {
+	dir := t.TempDir()
+	path, err := WriteConfig(ServerConfig{Dir: dir, Port: 2181, Secure: true, SecurePort: 2281, NoPlainPort: true,
+		ExtraConfig: []string{"ssl.clientAuth=need"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zoo := string(b)
+	for _, w := range []string{"secureClientPort=2281", "secureClientPortAddress=127.0.0.1",
+		"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory", "ssl.clientAuth=need"} {
+		if !strings.Contains(zoo, w+"\n") {
+			t.Errorf("zoo.cfg lacks %q:\n%s", w, zoo)
+		}
+	}
+	if strings.Contains(zoo, "clientPort=2181") {
+		t.Errorf("zoo.cfg has a plain port:\n%s", zoo)
+	}
+	if _, err := WriteConfig(ServerConfig{Dir: dir, Port: 2181, NoPlainPort: true}); err == nil {
+		t.Error("NoPlainPort without Secure accepted")
+	}
+}
+
 func TestStartRestartStop(t *testing.T) {
 	s := StartT(t)
 	if !strings.HasPrefix(s.Addr, "127.0.0.1:") {
