@@ -25,9 +25,11 @@ func (o *ops) probeStorage(ctx context.Context, files *remote.Store, interval ti
 		if ctx.Err() != nil {
 			return
 		}
+		// The change is logged before it is published, so whoever sees the
+		// new state (a /readyz answer) finds its line in the log. This
+		// loop is the state's only writer.
 		o.mu.Lock()
 		wasOK := o.storageOK
-		o.storageOK, o.storageErr = err == nil, err
 		o.mu.Unlock()
 		wait := interval
 		switch {
@@ -40,6 +42,9 @@ func (o *ops) probeStorage(ctx context.Context, files *remote.Store, interval ti
 		case err != nil:
 			o.log.Warn("remote storage does not accept writes; not ready", "dir", dir, "error", err, "retry_in", backoff)
 		}
+		o.mu.Lock()
+		o.storageOK, o.storageErr = err == nil, err
+		o.mu.Unlock()
 		everOK = everOK || err == nil
 		if err == nil {
 			if interval <= 0 {
