@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +13,12 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/tlstest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 // The secured ZooKeeper setups of issue 22, each started for real on
@@ -208,6 +213,8 @@ func TestSecuredZooKeeper(t *testing.T) {
 				t.Fatalf("ZooKeeper's Java client did not read the snapshot znode:\n%s", javaOut)
 			}
 
+			proxyDiscoversCoordinator(t, z, root)
+
 			if out, errOut, code = cli("offsets", "delete", "--bootstrap", bs, "--producer-id", "job-1"); code != 0 {
 				t.Fatalf("delete: %s %s", out, errOut)
 			}
@@ -324,5 +331,53 @@ func TestSecuredZooKeeperRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// proxyDiscoversCoordinator starts a proxy-mode sidecar with the authorizer
+// on over z: it loads the ACLs and follows /coordinators/active through
+// the secured ZooKeeper, and forwards a request to the coordinator it
+// found there.
+func proxyDiscoversCoordinator(t *testing.T, z *securedZK, root string) {
+	t.Helper()
+	coord, err := fakecoord.Start(fakecoord.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(coord.Close)
+	yaml := z.serverYAML(t, root, filepath.Join(t.TempDir(), "remote"),
+		"sidecar.mode: proxy", "authorizer.enabled: true", "super.users: User:admin",
+		"internal.listener.name: INTERNAL") // FLUSS, the only listener, is then authorized
+	cfg, err := loadConfig([]string{"--config", yaml})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := app.FromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The coordinator registers itself as Fluss does, through the same
+	// secured client configuration.
+	ctx := zktest.Context(t)
+	zc, err := zk.Connect(ctx, s.ZooKeeperConfig(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	active := fmt.Sprintf(`{"version":2,"id":"1","listeners":"FLUSS://%s"}`, coord.Addr())
+	if _, err := zc.Create(ctx, "/coordinators/active", []byte(active), zk.Ephemeral); err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.StartConfig(t, cfg, app.Options{})
+	c, err := wire.Dial(ctx, a.Addr(), wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallRaw(ctx, messages.KeyListDatabases, 0, nil); err != nil {
+		t.Fatalf("a request forwarded to the discovered coordinator: %v", err)
+	}
+	if n := len(coord.RequestsFor(messages.KeyListDatabases)); n != 1 {
+		t.Fatalf("the coordinator saw %d LIST_DATABASES requests, want 1", n)
 	}
 }
