@@ -53,10 +53,12 @@ type API struct {
 	// answer the request (for an answer from memory that must first be
 	// confirmed current, such as a linearizable read). Nil: Quick is
 	// offered the request at once. Otherwise the request takes an in-flight
-	// slot and a goroutine of its own, waits until the Waiter is done (or
-	// the connection ends), and is then offered Quick if the wait
-	// succeeded; whatever Quick declines, or a failed wait, is served by
-	// HandleRaw or Handle. It must not block, and may not keep body.
+	// slot and waits until the Waiter is done (or the connection ends),
+	// parked with every other request waiting for the same Waiter
+	// (compared with ==, so a Waiter must be comparable, such as a
+	// pointer), and is then offered Quick if the wait succeeded; whatever
+	// Quick declines, or a failed wait, is served by HandleRaw or Handle.
+	// It must not block, and may not keep body.
 	QuickWait func(s *Session, version int16, body []byte) Waiter
 }
 

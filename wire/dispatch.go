@@ -38,7 +38,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 			if borrowed {
 				body = bytes.Clone(body)
 			}
-			go c.serveAfter(&api, wait, h, body, charge, tr)
+			c.srv.lot.park(&parked{c: c, api: &api, h: h, body: body, charge: charge, tr: tr, w: wait})
 			return true
 		}
 		if frame != nil {
@@ -201,31 +201,35 @@ func (c *serverConn) quickFrame(api *API, h RequestHeader, body, buf []byte) (fr
 	return endFrame(frame, off), pid, true
 }
 
-// serveAfter answers, on its own goroutine and in its in-flight slot, a
-// request whose Quick answer must wait for w (API.QuickWait): by Quick once
-// w is met, else as serve does. The Gate already ran.
-func (c *serverConn) serveAfter(api *API, w Waiter, h RequestHeader, body []byte, charge int64, tr reqTrace) {
-	select {
-	case <-w.Done():
-	case <-c.ctx.Done():
-		defer c.done()
-		c.srv.cfg.Budget.Release(charge)
-		c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
+// answerParked answers a request whose wait (API.QuickWait) is over: by
+// Quick once the wait was met, else, on a goroutine of its own, as serve
+// does. The Gate already ran.
+func (c *serverConn) answerParked(p *parked) {
+	if c.ctx.Err() != nil {
+		c.abandonParked(p)
 		return
 	}
-	if w.Err() == nil {
-		frame, pid, ok := c.quickAfter(api, h, body)
+	if p.w.Err() == nil {
+		frame, pid, ok := c.quickAfter(p.api, p.h, p.body)
 		if ok {
 			defer c.done()
-			tr.producerID = flusserr.Echo(pid)
-			c.srv.cfg.Budget.Release(charge)
+			p.tr.producerID = flusserr.Echo(pid)
+			c.srv.cfg.Budget.Release(p.charge)
 			c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
-			c.finishFrame(tr, frame)
+			c.finishFrame(p.tr, frame)
 			c.send(frame)
 			return
 		}
 	}
-	c.serve(h, body, true, charge, tr)
+	go c.serve(p.h, p.body, true, p.charge, p.tr)
+}
+
+// abandonParked ends a parked request of a closed connection: nobody reads
+// its answer.
+func (c *serverConn) abandonParked(p *parked) {
+	defer c.done()
+	c.srv.cfg.Budget.Release(p.charge)
+	c.finishFrame(p.tr, c.errorFrame(p.h, c.ctx.Err()))
 }
 
 // quickAfter is quickFrame with a fresh buffer, recovering a panic.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
@@ -323,5 +324,59 @@ func TestQuickWaitEndsWithTheConnection(t *testing.T) {
 	w.settle(nil)
 	if quick.Load() != 0 || handled.Load() != 0 {
 		t.Fatalf("quick %d, handled %d after the connection closed", quick.Load(), handled.Load())
+	}
+}
+
+// Requests that wait for the same Waiter (one sync round) are answered
+// together once it settles; a connection that closes meanwhile withdraws
+// its own at once, and the others are still answered.
+func TestQuickWaitSharedRound(t *testing.T) {
+	var quick, handled atomic.Int64
+	round := newTestWaiter()
+	asked := make(chan struct{}, 200)
+	api := quickAPI(&quick, &handled)
+	api.QuickWait = func(*Session, int16, []byte) Waiter {
+		asked <- struct{}{}
+		return round
+	}
+	srv, addr := startServer(t, ServerConfig{Mux: NewMux(api)}, nil)
+	stay, leave := dialClient(t, addr), dialClient(t, addr)
+	ctx := testCtx(t)
+	const n = 150 // more than one answering chunk
+	answers := make(chan error, n)
+	for i := range n {
+		go func() {
+			r, err := stay.CallRaw(ctx, keyQuick, 0, mustMarshal(t, echoReq(fmt.Sprintf("quick-%d", i))))
+			if err == nil && r.Type != ResponseSuccess {
+				err = r.Err()
+			}
+			answers <- err
+		}()
+	}
+	go leave.CallRaw(ctx, keyQuick, 0, mustMarshal(t, echoReq("quick-leaving")))
+	for range n + 1 {
+		<-asked
+	}
+	leave.Close()
+	// The leaving connection's request is withdrawn without the round:
+	// its connection finishes (the server's count drops to one).
+	for deadline := time.Now().Add(10 * time.Second); srv.ActiveConns() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open, want the leaving one closed while its request waits", srv.ActiveConns())
+		}
+	}
+	select {
+	case err := <-answers:
+		t.Fatalf("answered before the round settled: %v", err)
+	default:
+	}
+	round.settle(nil)
+	for range n {
+		if err := <-answers; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if quick.Load() != n {
+		t.Fatalf("quick answered %d, want %d (the leaving request not among them)", quick.Load(), n)
 	}
 }

@@ -167,6 +167,8 @@ type Server struct {
 	conns     map[*serverConn]struct{}
 	connWG    sync.WaitGroup
 
+	lot *parkLot // requests waiting for their API.QuickWait condition
+
 	closeOnce sync.Once
 	shutdown  chan struct{} // closed when Close starts
 	done      chan struct{} // closed when Close has finished
@@ -185,6 +187,7 @@ func NewServer(cfg ServerConfig) *Server {
 		refusals:  newRefusalLog(log),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*serverConn]struct{}),
+		lot:       newParkLot(),
 		shutdown:  make(chan struct{}),
 		done:      make(chan struct{}),
 	}
