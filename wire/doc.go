@@ -20,11 +20,13 @@
 // so they may leave in a different order than the requests arrived; both
 // sides match them by request id.
 //
-// The server is in four files: server.go (configuration, listeners, the
+// The server is in five files: server.go (configuration, listeners, the
 // accept loop and shutdown), conn.go (one connection: its read loop, idle
 // deadline and drain), dispatch.go (from a request read to its answer: the
 // Mux lookup, the Quick, QuickWait and Forward hooks, Handle and the
-// fallbacks) and replier.go (answers handed to the connection's writer).
+// fallbacks), parking.go (requests waiting for a QuickWait condition,
+// answered together per Waiter) and replier.go (answers handed to the
+// connection's writer).
 // sockwriter.go holds that writer, the one writer of a socket, which the
 // Client uses too.
 package wire
