@@ -59,6 +59,10 @@ type serverConn struct {
 	// while tracking() holds.
 	pendingMu sync.Mutex
 	pending   map[int32]reqTrace
+
+	// parked are the connection's requests waiting for their QuickWait
+	// condition; guarded by the server's parkLot.mu.
+	parked []*parked
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
@@ -80,10 +84,11 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 			ListenerName: s.cfg.ListenerName,
 		},
 		ctx:     ctx,
-		cancel:  func() { cancel(); readCancel() },
 		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		running: make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
+	// Cancelling also withdraws the requests parked for a QuickWait.
+	c.cancel = func() { cancel(); readCancel(); s.withdrawParked(c) }
 	if c.rw == nil {
 		c.br = bufio.NewReaderSize(nc, readBufferSize)
 	}

@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"context"
-	"sync"
-)
+import "sync"
 
 // parkChunk is how many parked requests one goroutine answers once their
 // wait is over; a larger round is split across goroutines.
@@ -28,37 +25,33 @@ type parked struct {
 // answered together by one goroutine per round, in chunks, instead of a
 // goroutine each: in a GET storm a goroutine per request, its stack and
 // its wake-up cost as much as the answer. A connection that closes
-// withdraws its parked requests at once, freeing their slots.
+// withdraws its parked requests at once (see serverConn.cancel), freeing
+// their slots.
 type parkLot struct {
 	mu     sync.Mutex
 	rounds map[Waiter][]*parked
-	byConn map[*serverConn][]*parked
-	watch  map[*serverConn]func() bool // stops the connection's close watch
 }
 
 func newParkLot() *parkLot {
-	return &parkLot{
-		rounds: make(map[Waiter][]*parked),
-		byConn: make(map[*serverConn][]*parked),
-		watch:  make(map[*serverConn]func() bool),
-	}
+	return &parkLot{rounds: make(map[Waiter][]*parked)}
 }
 
 // park adds p to its Waiter's round, starting the round's goroutine if p
-// is its first request, and the connection's close watch if p is the
-// connection's first parked request.
+// is its first request.
 func (l *parkLot) park(p *parked) {
+	c := p.c
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	round, ok := l.rounds[p.w]
 	if !ok {
 		go l.await(p.w)
 	}
 	l.rounds[p.w] = append(round, p)
-	l.byConn[p.c] = append(l.byConn[p.c], p)
-	if _, ok := l.watch[p.c]; !ok {
-		c := p.c
-		l.watch[c] = context.AfterFunc(c.ctx, func() { l.withdraw(c) })
+	c.parked = append(c.parked, p)
+	l.mu.Unlock()
+	// A connection cancelled before p was listed found nothing to
+	// withdraw: withdraw now. (After, cancel finds p itself.)
+	if c.ctx.Err() != nil {
+		l.withdraw(c)
 	}
 }
 
@@ -74,7 +67,7 @@ func (l *parkLot) await(w Waiter) {
 			continue
 		}
 		p.taken = true
-		l.forget(p)
+		p.c.unpark(p)
 		ready = append(ready, p)
 	}
 	l.mu.Unlock()
@@ -89,46 +82,47 @@ func (l *parkLot) await(w Waiter) {
 // withdraw ends every parked request of c, which has closed.
 func (l *parkLot) withdraw(c *serverConn) {
 	l.mu.Lock()
-	mine := l.byConn[c]
-	delete(l.byConn, c)
-	delete(l.watch, c)
-	var out []*parked
+	mine := c.parked
+	c.parked = nil
 	for _, p := range mine {
-		if !p.taken {
-			p.taken = true
-			out = append(out, p)
-		}
+		p.taken = true
 	}
 	l.mu.Unlock()
-	for _, p := range out {
-		p.c.abandonParked(p)
+	for _, p := range mine {
+		c.abandonParked(p)
 	}
 }
 
-// forget removes p from its connection's list; the caller holds l.mu.
-func (l *parkLot) forget(p *parked) {
-	list := l.byConn[p.c]
-	for i, q := range list {
+// unpark removes p from c's parked requests; the caller holds parkLot.mu.
+func (c *serverConn) unpark(p *parked) {
+	for i, q := range c.parked {
 		if q == p {
-			list[i] = list[len(list)-1]
-			list[len(list)-1] = nil
-			list = list[:len(list)-1]
-			break
+			last := len(c.parked) - 1
+			c.parked[i], c.parked[last] = c.parked[last], nil
+			c.parked = c.parked[:last]
+			return
 		}
 	}
-	if len(list) > 0 {
-		l.byConn[p.c] = list
-		return
-	}
-	delete(l.byConn, p.c)
-	if stop, ok := l.watch[p.c]; ok {
-		stop()
-		delete(l.watch, p.c)
-	}
+}
+
+// hasParked reports whether c has parked requests.
+func (c *serverConn) hasParked() bool {
+	c.srv.lot.mu.Lock()
+	defer c.srv.lot.mu.Unlock()
+	return len(c.parked) > 0
 }
 
 func answerParked(ps []*parked) {
 	for _, p := range ps {
 		p.c.answerParked(p)
+	}
+}
+
+// withdrawParked ends c's parked requests once c is cancelled. It runs the
+// withdrawal on its own goroutine: cancel is called from paths that hold
+// the connection's locks, which answering a request takes.
+func (s *Server) withdrawParked(c *serverConn) {
+	if c.hasParked() {
+		go s.lot.withdraw(c)
 	}
 }
