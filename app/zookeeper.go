@@ -58,11 +58,11 @@ func jvmOptions(c *config.Config, getenv func(string) string) []clientconfig.JVM
 // own key, or else the last -Djava.security.auth.login.config of the JVM
 // options. "==" (which makes Java ignore its other login configurations)
 // counts the same as "=".
-func zooKeeperJAAS(c *config.Config, getenv func(string) string) (path, from string) {
+func zooKeeperJAAS(c *config.Config, jvm []clientconfig.JVMOption) (path, from string) {
 	if p := c.String(KeyZKJAASFile, ""); p != "" {
 		return p, KeyZKJAASFile
 	}
-	for _, o := range jvmOptions(c, getenv) {
+	for _, o := range jvm {
 		if o.Key == jaasProperty {
 			path, from = strings.TrimPrefix(o.Value, "="), o.From
 		}
@@ -73,12 +73,13 @@ func zooKeeperJAAS(c *config.Config, getenv func(string) string) (path, from str
 // zooKeeperSecurityFromConfig loads zookeeper.client.config-path and the
 // JAAS file and reads the key and trust stores they name.
 func zooKeeperSecurityFromConfig(c *config.Config, getenv func(string) string) (ZooKeeperSecurity, error) {
-	jaas, from := zooKeeperJAAS(c, getenv)
+	jvm := jvmOptions(c, getenv)
+	jaas, from := zooKeeperJAAS(c, jvm)
 	path := c.String(KeyZKClientConfig, "")
 	client, err := clientconfig.Load(path, clientconfig.Options{
 		JAASPath:   jaas,
 		Expand:     config.Providers{}.Expand,
-		JVMOptions: jvmOptions(c, getenv),
+		JVMOptions: jvm,
 	})
 	if err != nil && path != "" {
 		return ZooKeeperSecurity{}, wrapKey(KeyZKClientConfig, err)

@@ -33,7 +33,7 @@ func TestZooKeeperJAASLookup(t *testing.T) {
 			for k, v := range tc.keys {
 				c.Set(k, v)
 			}
-			path, from := zooKeeperJAAS(c, func(k string) string { return tc.env[k] })
+			path, from := zooKeeperJAAS(c, jvmOptions(c, func(k string) string { return tc.env[k] }))
 			if path != tc.path || from != tc.from {
 				t.Fatalf("got %q from %q, want %q from %q", path, from, tc.path, tc.from)
 			}
