@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
@@ -156,50 +155,27 @@ type manyChild struct {
 	ready   time.Duration // from the process's start until /readyz answered 200
 }
 
-// freePort returns a loopback port free a moment ago.
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startManyChild starts a sidecar child (child_test.go's runChild) on root
 // and dir with the Prometheus reporter on, and returns once /readyz has
 // answered 200, timing that from the process's start.
 func startManyChild(tb testing.TB, root, dir string) *manyChild {
 	tb.Helper()
-	port := freePort(tb)
+	port, err := zktest.FreePort("127.0.0.1")
+	if err != nil {
+		tb.Fatal(err)
+	}
 	m := &manyChild{metrics: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	kv := strings.Join([]string{
 		app.KeyMetricsReporters + "=prometheus",
 		app.KeyPrometheusPort + "=" + strconv.Itoa(port),
 		app.KeyMetricsHost + "=127.0.0.1",
 	}, ";")
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), childRoleEnv+"=sidecar", childZKEnv+"="+zkAddr, childRootEnv+"="+root,
-		childDirEnv+"="+dir, childKVEnv+"="+kv)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	m.pid = cmd.Process.Pid
-	tb.Cleanup(func() { stopChild(cmd, stdin) })
+	// /readyz is polled from before the process starts, so the time
+	// counts from its start.
 	ready := make(chan time.Duration, 1)
 	stop := make(chan struct{})
 	defer close(stop)
+	start := time.Now()
 	go func() {
 		hc := &http.Client{Timeout: time.Second}
 		for {
@@ -219,13 +195,9 @@ func startManyChild(tb testing.TB, root, dir string) *manyChild {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
-	if err != nil || !ok {
-		tb.Fatalf("sidecar child: %q %v", line, err)
-	}
-	go io.Copy(io.Discard, stdout)
-	m.addr = addr
+	p := startChildProc(tb, "sidecar", childZKEnv+"="+zkAddr, childRootEnv+"="+root,
+		childDirEnv+"="+dir, childKVEnv+"="+kv)
+	m.pid, m.addr = p.pid, p.addr
 	select {
 	case m.ready = <-ready:
 	case <-time.After(2 * time.Minute):
