@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -83,7 +84,8 @@ func TestImageVersion(t *testing.T) {
 // TestImageServes unpacks the image, writes a server.yaml into its
 // /etc/fluss-sidecar, starts its entry point and command as its user in a
 // chroot against a test ZooKeeper, and checks /readyz, a
-// register/get/delete over the Fluss protocol, the process's user, and that
+// register/get/delete over the Fluss protocol, a scrape of /metrics, the
+// process's user and root, and that
 // the offsets files it wrote under /var/lib/fluss-sidecar are its user's.
 func TestImageServes(t *testing.T) {
 	img := builtImage(t)
@@ -143,6 +145,18 @@ sidecar.metrics.host: 127.0.0.1
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	waitReady(ctx, t, fmt.Sprintf("http://127.0.0.1:%d/readyz", metricsPort), exited, &waitErr)
+
+	// A scrape answers, naming this build.
+	scrape, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(scrape.Body)
+	scrape.Body.Close()
+	wantInfo := fmt.Sprintf(`fluss_sidecar_build_info{build_time=%q,commit=%q,`, testBuildTime, testCommit)
+	if err != nil || scrape.StatusCode != http.StatusOK || !strings.Contains(string(body), wantInfo) {
+		t.Errorf("/metrics: %d %v, want 200 with %s...", scrape.StatusCode, err, wantInfo)
+	}
 
 	// The process runs as the image's user, with no groups, in the image's
 	// root.
