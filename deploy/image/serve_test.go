@@ -85,8 +85,8 @@ func TestImageVersion(t *testing.T) {
 // /etc/fluss-sidecar, starts its entry point and command as its user in a
 // chroot against a test ZooKeeper, and checks /readyz, a
 // register/get/delete over the Fluss protocol, a scrape of /metrics, the
-// process's user and root, and that
-// the offsets files it wrote under /var/lib/fluss-sidecar are its user's.
+// process's user and root, that the offsets files it wrote under
+// /var/lib/fluss-sidecar are its user's, and a clean stop on SIGTERM.
 func TestImageServes(t *testing.T) {
 	img := builtImage(t)
 	zk := zktest.StartT(t)
