@@ -10,7 +10,8 @@
 #   scripts/build-image.sh [OUTPUT]
 #
 # OUTPUT ending in .tar is written as an OCI archive, anything else as an
-# OCI layout directory; an existing OUTPUT is replaced. Default:
+# OCI layout directory; an existing OUTPUT is replaced if it is an OCI
+# archive (*.tar file) or an OCI layout directory, else refused. Default:
 # bin/fluss-sidecar-image.tar. Load it elsewhere with, for example,
 # `podman load -i OUTPUT` or `skopeo copy oci-archive:OUTPUT docker-daemon:fluss-sidecar:dev`.
 #
@@ -31,7 +32,9 @@ umask 022
 #   build-image.sh --buildah-steps WORK DEST
 if [ "${1:-}" = "--buildah-steps" ]; then
 	work=$2 dest=$3
-	if [ "${FLUSS_IMAGE_PRIVATE_VAR_LIB:-}" = 1 ]; then
+	# Only in a mount namespace other than the caller's: never over the
+	# host's /var/lib.
+	if [ -n "${FLUSS_IMAGE_CALLER_MNT_NS:-}" ] && [ "$(readlink /proc/self/ns/mnt)" != "$FLUSS_IMAGE_CALLER_MNT_NS" ]; then
 		mount -t tmpfs -o size=16m,mode=0755 fluss-sidecar-image /var/lib
 	fi
 	b=(buildah --root "$work/storage/root" --runroot "$work/storage/run" --storage-driver vfs)
@@ -74,6 +77,13 @@ command -v buildah >/dev/null || { echo "build-image.sh: buildah is not installe
 [ "$(id -u)" -eq 0 ] || { echo "build-image.sh: run as root (buildah's rootless mode is not used here)" >&2; exit 1; }
 [ -s "$CA_BUNDLE" ] || { echo "build-image.sh: no CA bundle at $CA_BUNDLE (Debian package ca-certificates)" >&2; exit 1; }
 
+if [ -e "$out" ] || [ -L "$out" ]; then
+	case "$out" in
+	*.tar) [ -f "$out" ] && [ ! -L "$out" ] ;;
+	*) [ -d "$out" ] && [ ! -L "$out" ] && [ -f "$out/oci-layout" ] ;;
+	esac || { echo "build-image.sh: $out exists and is not an OCI archive or layout; not replacing it" >&2; exit 1; }
+fi
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/fluss-sidecar-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -91,10 +101,11 @@ case "$out" in
 *) dest="oci:$work/image:$IMAGE" built="$work/image" ;;
 esac
 if unshare --mount --propagation private true 2>/dev/null; then
-	FLUSS_IMAGE_PRIVATE_VAR_LIB=1 unshare --mount --propagation private "$self" --buildah-steps "$work" "$dest"
+	FLUSS_IMAGE_CALLER_MNT_NS=$(readlink /proc/self/ns/mnt) \
+		unshare --mount --propagation private "$self" --buildah-steps "$work" "$dest"
 else
 	echo "build-image.sh: no private mount namespace here; buildah records blob digests in /var/lib/containers/cache" >&2
-	"$self" --buildah-steps "$work" "$dest"
+	FLUSS_IMAGE_CALLER_MNT_NS= "$self" --buildah-steps "$work" "$dest"
 fi
 mkdir -p "$(dirname "$out")"
 rm -rf "$out"
