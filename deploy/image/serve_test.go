@@ -86,7 +86,8 @@ func TestImageVersion(t *testing.T) {
 // chroot against a test ZooKeeper, and checks /readyz, a
 // register/get/delete over the Fluss protocol, a scrape of /metrics, the
 // process's user and root, that the offsets files it wrote under
-// /var/lib/fluss-sidecar are its user's, and a clean stop on SIGTERM.
+// /var/lib/fluss-sidecar are its user's, a clean stop on SIGTERM, and that it
+// wrote nothing outside its remote.data.dir.
 func TestImageServes(t *testing.T) {
 	img := builtImage(t)
 	zk := zktest.StartT(t)
@@ -273,6 +274,28 @@ sidecar.metrics.host: 127.0.0.1
 		}
 	case <-ctx.Done():
 		t.Fatal("the sidecar did not stop after SIGTERM")
+	}
+
+	// It wrote nowhere but its remote.data.dir: with a read-only root file
+	// system and a read-only configuration mount (as the Kubernetes
+	// manifests run it), only that directory needs to be writable.
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if _, ok := img.entry(rel); ok || rel == "." || rel == strings.TrimPrefix(cfgFile, "/") {
+			return nil
+		}
+		if rel == "var/lib/fluss-sidecar/remote" || strings.HasPrefix(rel, "var/lib/fluss-sidecar/remote/") {
+			return nil
+		}
+		t.Errorf("the sidecar wrote /%s, outside its remote.data.dir", rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
