@@ -1,6 +1,8 @@
 # fluss-sidecar image: a static binary on an empty base, run as a non-root
 # user. Build: make image (needs a Docker daemon), or
 #   docker build -t fluss-sidecar .
+# Without Docker: make image-buildah (scripts/build-image.sh builds the same
+# final stage with buildah; go test ./deploy/image/ keeps the two in step).
 # Run: mount a Fluss-style server.yaml at /etc/fluss-sidecar/server.yaml.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

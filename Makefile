@@ -107,6 +107,15 @@ IMAGE ?= fluss-sidecar:dev
 image:
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg BUILD_TIME=$(BUILD_TIME) -t $(IMAGE) .
 
+# The same image without a Docker daemon or a registry (buildah, as root,
+# with a private storage removed afterwards): an OCI archive, or an OCI
+# layout directory when IMAGE_OCI does not end in .tar
+# (scripts/build-image.sh; go test ./deploy/image/ builds and starts it).
+.PHONY: image-buildah
+IMAGE_OCI ?= bin/fluss-sidecar-image.tar
+image-buildah:
+	VERSION=$(VERSION) COMMIT=$(COMMIT) BUILD_TIME=$(BUILD_TIME) IMAGE=$(IMAGE) scripts/build-image.sh $(IMAGE_OCI)
+
 generate:
 	@command -v protoc >/dev/null || scripts/install-deps.sh
 	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)

@@ -2,7 +2,8 @@
 # Installs the Debian packages fluss-sidecar's tests and `make run` need:
 # ZooKeeper (with Java), protoc, and for compat_test's foreign-language
 # clients a JDK with javac, protobuf-java and Python's protobuf, and for its
-# storage check the Jackson jars (the JSON library of a Fluss coordinator). Runs
+# storage check the Jackson jars (the JSON library of a Fluss coordinator), and
+# buildah for the container image. Runs
 # apt-get update once, only when something is missing. Then the npm packages
 # the tests use as independent implementations (see install_npm below).
 set -euo pipefail
@@ -20,6 +21,9 @@ for jar in jackson-databind jackson-core jackson-annotations; do
 	[ -f "/usr/share/java/$jar.jar" ] || { missing+=(libjackson2-databind-java); break; }
 done
 { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; } || missing+=(python3-protobuf)
+# deploy/image builds the container image without a daemon, with the host's CA bundle.
+command -v buildah >/dev/null || missing+=(buildah)
+[ -s /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 
 # install_npm installs pinned npm packages into .deps/node (git-ignored),
 # only those missing or at another version; nothing is fetched when all are
