@@ -27,7 +27,8 @@ import (
 // maxNearMissEdits is the largest edit distance, letter case aside, at
 // which an unknown key counts as a misspelling of a known one. The
 // shortest key the sidecar acts on, zookeeper.ssl.crl, has 17 characters,
-// and no property of ZooKeeper 3.8 is this close to another one.
+// and no property of ZooKeeper 3.8 is this close to one the sidecar acts on
+// (testdata/zookeeper-3.8-properties.txt).
 const maxNearMissEdits = 2
 
 // ignoredByZooKeeper is the reason given for an accepted unknown property.
