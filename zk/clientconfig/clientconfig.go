@@ -9,9 +9,10 @@
 // is silently ignored. A property the sidecar does not know is accepted
 // without effect, as ZooKeeper's Java client accepts it, unless it is a
 // near miss of one the sidecar reads, which is refused with "did you mean"
-// (unknown.go states the rule). The result, Settings, says what the connection must
-// do (TLS with which stores, SASL as whom); Settings.Security turns it into
-// the zk package's TLS configuration and SASL exchange.
+// (unknown.go states the rule). The result, Settings, says what the
+// connection must do (TLS with which stores, SASL as whom);
+// Settings.Security turns it into the zk package's TLS configuration and
+// SASL exchange.
 package clientconfig
 
 import (
