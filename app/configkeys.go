@@ -208,7 +208,7 @@ var configKeys = []ConfigKey{
 	{Name: KeyZKServerMaxBuffer, Kind: KindMemory, Default: "1048575",
 		Doc: "the ZooKeeper servers' `jute.maxbuffer`; snapshots whose znode would not fit are refused (code 13) before anything is written"},
 	{Name: KeyZKClientConfig, Unset: "none",
-		Doc: "ZooKeeper's client properties file: TLS (`zookeeper.client.secure`, `zookeeper.ssl.*`) and SASL (`zookeeper.sasl.*`); every property is honoured or refused at start ([Secured ZooKeeper](#secured-zookeeper))"},
+		Doc: "ZooKeeper's client properties file: TLS (`zookeeper.client.secure`, `zookeeper.ssl.*`) and SASL (`zookeeper.sasl.*`); every property is honoured, accepted with a start-up line when ZooKeeper's Java client ignores it too (`java.security.auth.login.config` included), or refused at start, a misspelling with \"did you mean\" ([Secured ZooKeeper](#secured-zookeeper))"},
 	{Name: KeyZKJAASFile, Unset: "from the JVM options",
 		Doc: "the JAAS file whose `Client` section (`DigestLoginModule`) holds the ZooKeeper SASL user; sidecar only"},
 	{Name: KeyJavaOptsAll, Unset: "none",

@@ -22,9 +22,6 @@ type ZooKeeperSecurity struct {
 	SASL     *zk.SASL
 }
 
-// jaasProperty is the JVM system property naming the JAAS file.
-const jaasProperty = "java.security.auth.login.config"
-
 // jvmOptions returns the -Dkey=value options Fluss's launch script would
 // give a coordinator's JVM, in the order of its java command line:
 // $JVM_ARGS, then $FLUSS_ENV_JAVA_OPTS or else env.java.opts.all, then
@@ -63,7 +60,7 @@ func zooKeeperJAAS(c *config.Config, jvm []clientconfig.JVMOption) (path, from s
 		return p, KeyZKJAASFile
 	}
 	for _, o := range jvm {
-		if o.Key == jaasProperty {
+		if o.Key == clientconfig.JAASProperty {
 			path, from = strings.TrimPrefix(o.Value, "="), o.From
 		}
 	}
@@ -78,6 +75,7 @@ func zooKeeperSecurityFromConfig(c *config.Config, getenv func(string) string) (
 	path := c.String(KeyZKClientConfig, "")
 	client, err := clientconfig.Load(path, clientconfig.Options{
 		JAASPath:   jaas,
+		JAASFrom:   from,
 		Expand:     config.Providers{}.Expand,
 		JVMOptions: jvm,
 	})

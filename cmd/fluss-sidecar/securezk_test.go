@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/tlstest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -225,6 +228,61 @@ func TestSecuredZooKeeper(t *testing.T) {
 	}
 }
 
+// TestSecuredZooKeeperIgnoredProperties starts the sidecar against
+// ZooKeeper requiring SASL with a client properties file that holds
+// java.security.auth.login.config and other properties ZooKeeper's Java
+// client ignores, the JAAS file given as the coordinator gets it
+// ($FLUSS_ENV_JAVA_OPTS): the start accepts the file and says so in one
+// line per property, SASL works (register, get, delete), and ZooKeeper's
+// own client takes the same file.
+func TestSecuredZooKeeperIgnoredProperties(t *testing.T) {
+	z := startSecuredZK(t, secureSASL)
+	z.props = filepath.Join(z.dir, "zk-client.properties")
+	props := "java.security.auth.login.config=" + z.jaas + "\n" +
+		"sun.security.krb5.debug=true\n" +
+		"zookeeper.ssl.quorum.keyStore.location=/etc/zookeeper/quorum.p12\n"
+	if err := os.WriteFile(z.props, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FLUSS_ENV_JAVA_OPTS", "-Xmx1g -Djava.security.auth.login.config="+z.jaas)
+	yamlZK := *z
+	yamlZK.jaas = "" // not in server.yaml: only in the environment
+	root := zktest.UniqueRoot()
+	cfg, err := loadConfig([]string{"--config", yamlZK.serverYAML(t, root, filepath.Join(t.TempDir(), "remote"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	a := apptest.StartConfig(t, cfg, app.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})})
+	for _, want := range []string{
+		`SASL DIGEST-MD5 as \"` + saslUser + `\"`,
+		"property=\"java.security.auth.login.config (ZooKeeper takes the JAAS file from the JVM option -Djava.security.auth.login.config only, never from this file; the sidecar uses that same file, " + z.jaas + ", from $FLUSS_ENV_JAVA_OPTS)\"",
+		"property=\"sun.security.krb5.debug (ZooKeeper's Java client does not read it",
+		"property=\"zookeeper.ssl.quorum.keyStore.location (ZooKeeper's Java client does not read it",
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("the start-up log lacks %s:\n%s", want, logs.String())
+		}
+	}
+
+	bs := a.Addr()
+	if out, errOut, code := runCLI("offsets", "register", "--bootstrap", bs, "--producer-id", "job-1", "--offset", "100:0=42"); code != 0 {
+		t.Fatalf("register: %s %s", out, errOut)
+	}
+	if out, errOut, code := runCLI("offsets", "get", "--bootstrap", bs, "--producer-id", "job-1"); code != 0 || !strings.Contains(out, "42") {
+		t.Fatalf("get: %d %s %s", code, out, errOut)
+	}
+	if out := zkJavaClient(t, z, "get", root+"/producers/job-1"); !strings.Contains(out, `"table_id":100`) {
+		t.Fatalf("ZooKeeper's Java client, with the same properties file, did not read the snapshot znode:\n%s", out)
+	}
+	if out, errOut, code := runCLI("offsets", "delete", "--bootstrap", bs, "--producer-id", "job-1"); code != 0 {
+		t.Fatalf("delete: %s %s", out, errOut)
+	}
+	if out, errOut, code := runCLI("offsets", "get", "--bootstrap", bs, "--producer-id", "job-1"); code != 0 || !strings.Contains(out, `"found":false`) {
+		t.Fatalf("get after delete: %d %s %s", code, out, errOut)
+	}
+}
+
 // zkJavaClient runs one command of ZooKeeper's own command-line client
 // (ZooKeeperMain) with z's properties file and JAAS file, and returns its
 // output.
@@ -296,8 +354,8 @@ func TestSecuredZooKeeperRefusals(t *testing.T) {
 			[]string{"certificate", "unknown authority"}},
 		{"missing config file", tlsZK, filepath.Join(t.TempDir(), "absent.properties"), "",
 			[]string{"zookeeper.client.config-path", "absent.properties"}},
-		{"unknown property", tlsZK, file("zk.properties", "zookeeper.client.secure=true\nzookeeper.ssl.keystore.location=/x\n"), "",
-			[]string{"zookeeper.ssl.keystore.location", "not a ZooKeeper client property"}},
+		{"misspelt property", tlsZK, file("zk.properties", "zookeeper.client.secure=true\nzookeeper.ssl.keystore.location=/x\n"), "",
+			[]string{"zookeeper.ssl.keystore.location", "not a ZooKeeper client property", "did you mean zookeeper.ssl.keyStore.location?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			z := *tc.zk

@@ -4,11 +4,15 @@
 // login configuration file whose "Client" section holds the SASL
 // credentials.
 //
-// Every property is either honoured, accepted with a stated reason why it
+// Every property is honoured, accepted with a start-up line saying why it
 // changes nothing for this client, or refused by name: nothing in the file
-// is silently ignored. The result, Settings, says what the connection must
-// do (TLS with which stores, SASL as whom); Settings.Security turns it into
-// the zk package's TLS configuration and SASL exchange.
+// is silently ignored. A property the sidecar does not know is accepted
+// without effect, as ZooKeeper's Java client accepts it, unless it is a
+// near miss of one the sidecar reads, which is refused with "did you mean"
+// (unknown.go states the rule). The result, Settings, says what the
+// connection must do (TLS with which stores, SASL as whom);
+// Settings.Security turns it into the zk package's TLS configuration and
+// SASL exchange.
 package clientconfig
 
 import (
@@ -56,12 +60,16 @@ type Options struct {
 	// Expand resolves ${env:NAME} and ${file:PATH} references in property
 	// values and JAAS options; nil leaves values as they are.
 	Expand func(string) (string, error)
+	// JAASFrom says where JAASPath was found (e.g. "env.java.opts.all"),
+	// for the line about a java.security.auth.login.config in the file.
+	JAASFrom string
 	// JVMOptions are the -Dkey=value options the coordinator's JVM would
 	// get. ZooKeeper's client reads its properties from the JVM's system
 	// properties first and lets the file override them, so the options
 	// whose key starts with "zookeeper." (or is another client property,
-	// such as jute.maxbuffer) count as properties; the rest are not the
-	// client's and are left alone.
+	// such as jute.maxbuffer, or a near miss of one) count as properties,
+	// under the same rules as the file's; the rest are not the client's
+	// and are left alone.
 	JVMOptions []JVMOption
 }
 
@@ -105,13 +113,21 @@ func withJVMOptions(jvm []JVMOption, file []Property) []Property {
 	}
 	var out []Property
 	for _, o := range jvm {
-		_, known := rules[o.Key]
-		if inFile[o.Key] || !(known || strings.HasPrefix(o.Key, "zookeeper.")) {
+		if inFile[o.Key] || !isClientOption(o.Key) {
 			continue
 		}
-		out = append(out, Property{Key: o.Key, Value: o.Value, From: "JVM option -D" + o.Key + " (" + o.From + ")"})
+		out = append(out, Property{Key: o.Key, Value: o.Value, From: "JVM option -D" + o.Key + " (" + o.From + ")", jvmFrom: o.From})
 	}
 	return append(out, file...)
+}
+
+// isClientOption reports a JVM option that is checked as a client property:
+// one the sidecar knows, any under "zookeeper.", and a near miss of a
+// property the sidecar acts on (such as -Dzookeper.client.secure). The
+// others (-Dlog4j..., -Djava.security.auth.login.config) are the JVM's.
+func isClientOption(key string) bool {
+	_, known := rules[key]
+	return known || strings.HasPrefix(key, "zookeeper.") || nearMiss(key) != ""
 }
 
 // values holds the checked properties by key.
@@ -158,11 +174,12 @@ func fromProperties(path string, props []Property, opts Options) (Settings, erro
 	for _, p := range props {
 		rule, known := rules[p.Key]
 		if !known {
-			hint := "remove it or see README \"Secured ZooKeeper\""
-			if near := sameButCase(p.Key); near != "" {
-				hint = "did you mean " + near + "? (names are case-sensitive)"
+			why, err := unknownProperty(p, opts)
+			if err != nil {
+				return Settings{}, err
 			}
-			return Settings{}, fmt.Errorf("%s: property %s is not a ZooKeeper client property the sidecar knows; %s", p.where(), p.Key, hint)
+			s.NoEffect = append(s.NoEffect, p.noEffect(why))
+			continue // its value is not even expanded: nothing reads it
 		}
 		value := p.Value
 		if opts.Expand != nil && strings.Contains(value, "${") {
@@ -184,7 +201,7 @@ func fromProperties(path string, props []Property, opts Options) (Settings, erro
 				return Settings{}, fmt.Errorf("%s: property %s=true is not supported: %s", p.where(), p.Key, rule.why)
 			}
 		case noEffect:
-			s.NoEffect = append(s.NoEffect, fmt.Sprintf("%s (%s)", p.Key, rule.why))
+			s.NoEffect = append(s.NoEffect, p.noEffect(rule.why))
 		}
 		vals[p.Key] = value
 	}
@@ -324,16 +341,4 @@ func digestCredentials(modules []LoginModule, opts Options) (*Credentials, error
 		return nil, errors.New("DigestLoginModule has an empty username")
 	}
 	return c, nil
-}
-
-// sameButCase returns the known property that differs from key only in
-// letter case, such as zookeeper.ssl.keyStore.location for
-// zookeeper.ssl.keystore.location, or "".
-func sameButCase(key string) string {
-	for known := range rules {
-		if strings.EqualFold(known, key) {
-			return known
-		}
-	}
-	return ""
 }

@@ -45,7 +45,7 @@ func TestLoadRefusals(t *testing.T) {
 		jaas  string
 		want  string
 	}{
-		{"unknown property", "zookeeper.client.secure=false\nzookeeper.sasl.clent=true\n", "", "line 2: property zookeeper.sasl.clent is not a ZooKeeper client property the sidecar knows"},
+		{"misspelt property", "zookeeper.client.secure=false\nzookeeper.sasl.clent=true\n", "", "line 2: property zookeeper.sasl.clent is not a ZooKeeper client property the sidecar knows; did you mean zookeeper.sasl.client?"},
 		{"wrong case", "zookeeper.ssl.keystore.location=/x.p12\n", "", "property zookeeper.ssl.keystore.location is not a ZooKeeper client property the sidecar knows; did you mean zookeeper.ssl.keyStore.location?"},
 		{"java class", "zookeeper.ssl.context.supplier.class=com.example.Ctx\n", "", "property zookeeper.ssl.context.supplier.class is not supported: it names a Java class"},
 		{"crl on", "zookeeper.ssl.crl=true\n", "", "property zookeeper.ssl.crl=true is not supported"},
@@ -229,8 +229,17 @@ func TestJVMOptions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "JVM option -Dzookeeper.ssl.ocsp (env.java.opts.all): property zookeeper.ssl.ocsp=true is not supported") {
 		t.Fatalf("got %v, want the refusal to name the JVM option and where it was found", err)
 	}
-	_, err = Load("", Options{JVMOptions: []JVMOption{opt("zookeeper.unknown.thing", "1")}})
-	if err == nil || !strings.Contains(err.Error(), "JVM option -Dzookeeper.unknown.thing (env.java.opts.all): property zookeeper.unknown.thing is not a ZooKeeper client property") {
-		t.Fatalf("got %v, want an unknown zookeeper.* option refused", err)
+	_, err = Load("", Options{JVMOptions: []JVMOption{opt("zookeeper.sasl.clientConfig", "Other")}})
+	if err == nil || !strings.Contains(err.Error(), "JVM option -Dzookeeper.sasl.clientConfig (env.java.opts.all): property zookeeper.sasl.clientConfig is not a ZooKeeper client property the sidecar knows; did you mean zookeeper.sasl.clientconfig?") {
+		t.Fatalf("got %v, want a misspelt zookeeper.* option refused", err)
+	}
+	_, err = Load("", Options{JVMOptions: []JVMOption{opt("zookeper.client.secure", "true")}})
+	if err == nil || !strings.Contains(err.Error(), "did you mean zookeeper.client.secure?") {
+		t.Fatalf("got %v, want an option misspelt in its prefix refused", err)
+	}
+	s, err = Load("", Options{JVMOptions: []JVMOption{opt("zookeeper.unknown.thing", "1"), opt("sun.security.krb5.debug", "true")}})
+	if err != nil || len(s.NoEffect) != 1 ||
+		s.NoEffect[0] != "zookeeper.unknown.thing (a JVM option in env.java.opts.all; "+ignoredByZooKeeper+")" {
+		t.Fatalf("got %q, %v: want the unknown zookeeper.* option accepted without effect and the other option left to the JVM", s.NoEffect, err)
 	}
 }

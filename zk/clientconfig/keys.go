@@ -20,6 +20,11 @@ const (
 	// DefaultSection is the JAAS section ZooKeeper's client reads when
 	// zookeeper.sasl.clientconfig is not set.
 	DefaultSection = "Client"
+
+	// JAASProperty is the JVM system property naming the JAAS file. It is
+	// not a ZooKeeper client property: ZooKeeper reads it from the JVM's
+	// system properties only, never from a client properties file.
+	JAASProperty = "java.security.auth.login.config"
 )
 
 // handling says what the sidecar does with one property.
@@ -45,8 +50,10 @@ type propertyRule struct {
 
 const kerberosOnly = "used by Kerberos (GSSAPI) only; no effect with DIGEST-MD5"
 
-// rules holds every property the sidecar knows. Any other property is
-// refused as unknown, so that nothing in the file is silently ignored.
+// rules holds every property the sidecar knows. A property it does not name
+// is refused when it is a near miss of one the sidecar acts on, and
+// otherwise accepted without effect, as ZooKeeper's Java client accepts it
+// (see unknownProperty).
 var rules = map[string]propertyRule{
 	keySecure:      {honoured, ""},
 	keySASLClient:  {honoured, ""},

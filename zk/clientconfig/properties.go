@@ -13,6 +13,18 @@ type Property struct {
 	// From says where a property not read from the file came from, for
 	// messages; "" for the file's own lines.
 	From string
+	// jvmFrom is where a JVM option was found ("env.java.opts.all"), ""
+	// for the file's own lines.
+	jvmFrom string
+}
+
+// noEffect is the entry of Settings.NoEffect for p, accepted for the reason
+// why.
+func (p Property) noEffect(why string) string {
+	if p.jvmFrom != "" {
+		why = "a JVM option in " + p.jvmFrom + "; " + why
+	}
+	return p.Key + " (" + why + ")"
 }
 
 // where names the property's place in messages.
