@@ -20,8 +20,8 @@
 //   - this sidecar's own writes pass through the decorator and remove the
 //     entry before and after they are sent, whatever their outcome;
 //   - when the session is lost or expires (or the connection drops, which
-//     ends the watch), every znode entry is dropped and nothing is cached
-//     until the watch is set again on the new connection.
+//     ends the watch), every znode and file entry is dropped and nothing
+//     is cached until the watch is set again on the new connection.
 //
 // The cache is bounded in entries and in bytes (least recently used first
 // out), cached absences also on their own (MaxAbsences), and counts hits,

@@ -167,10 +167,8 @@ func (s snapshots) CachedSnapshot(producerID string) (offsets.Snapshot, uint64, 
 
 // The writes remove the entry before they are sent (so that a read in
 // flight is not cached) and after they return (so that the next read goes
-// to ZooKeeper), whatever the outcome: applied, not applied or unknown.
-
-//
-// A create or replace also settles the files this sidecar wrote for snap
+// to ZooKeeper), whatever the outcome: applied, not applied or unknown. A
+// create or replace also settles the files this sidecar wrote for snap
 // (owner.go): once applied they are the live snapshot's.
 
 func (s snapshots) CreateSnapshot(ctx context.Context, producerID string, snap offsets.Snapshot) (bool, error) {
