@@ -106,8 +106,8 @@ type Stats struct {
 	// removed by a delete through the cache or because their producer's
 	// znode was deleted or changed.
 	Invalidations uint64
-	// Drops count the times every znode entry was dropped: session or
-	// connection lost, or Sync.
+	// Drops count the times every entry was dropped: session or
+	// connection lost (a Sync keeps them).
 	Drops uint64
 	// Entries and Bytes are the current size; Absences the cached
 	// absences among Entries, Files the offsets files among them.

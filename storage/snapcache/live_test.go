@@ -2,6 +2,7 @@ package snapcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -500,5 +502,42 @@ func TestFileReadAfterDeletionIsNotKept(t *testing.T) {
 	gf.gate = nil
 	if st := liveAccount(t, f); st.Files != 0 {
 		t.Fatalf("%d files kept of a snapshot deleted before their read returned", st.Files)
+	}
+}
+
+// unknownCreates applies every create and then reports its outcome as
+// unknown, as a create whose reply was lost does.
+type unknownCreates struct {
+	storage.SnapshotStore
+}
+
+func (u unknownCreates) CreateSnapshot(ctx context.Context, id string, s offsets.Snapshot) (bool, error) {
+	if _, err := u.SnapshotStore.CreateSnapshot(ctx, id, s); err != nil {
+		return false, err
+	}
+	return false, storeerr.New(storeerr.ErrUnavailable, true, errors.New("the reply was lost"))
+}
+
+// TestUnknownCreateLeavesNoStaleFiles: the files of a register whose create
+// was applied but reported unknown stay pending; another writer's change of
+// the snapshot, with no write of this sidecar in flight, removes them.
+func TestUnknownCreateLeavesNoStaleFiles(t *testing.T) {
+	f := newFixture(t, zkAddr, func(c *Config) { c.Snapshots = unknownCreates{c.Snapshots} }, nil)
+	ctx := zktest.Context(t)
+	off := int64(3)
+	id := "lost-reply"
+	_, err := f.registry.Register(ctx, producer.RegisterInput{
+		ProducerID: &id,
+		Tables:     []producer.TableInput{{TableID: 1, Buckets: []producer.BucketInput{{BucketID: 0, LogEndOffset: &off}}}},
+	})
+	t.Logf("register with a lost reply: %v", err) // settled or not, the files were written
+	f.syncInner(t)
+	if st := f.cache.Stats(); st.Files != 1 {
+		t.Fatalf("stats %+v: want the written file cached, pending", st)
+	}
+	f.rawWrite(t, id, 8) // another writer replaces it
+	f.syncInner(t)
+	if st := liveAccount(t, f); st.Files != 0 {
+		t.Fatalf("%d files of a replaced snapshot still cached", st.Files)
 	}
 }
