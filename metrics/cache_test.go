@@ -22,7 +22,7 @@ func TestSnapshotCacheMetrics(t *testing.T) {
 	}
 	scrapes := 0
 	stats := snapcache.Stats{Hits: 7, Misses: 3, Shared: 2, Evictions: 1, Invalidations: 4, Drops: 5, KnownAbsent: 6,
-		Entries: 8, Bytes: 900, Watching: true, IndexedIDs: -1, IndexListTime: 1500 * time.Millisecond}
+		Entries: 8, Bytes: 900, Absences: 2, Files: 4, Watching: true, IndexedIDs: -1, IndexListTime: 1500 * time.Millisecond}
 	if err := m.WatchSnapshotCache(func() snapcache.Stats { scrapes++; return stats }); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestSnapshotCacheMetrics(t *testing.T) {
 	want := map[string]string{
 		"hitsTotal": "7", "missesTotal": "3", "sharedReadsTotal": "2", "evictionsTotal": "1",
 		"invalidationsTotal": "4", "dropsTotal": "5", "knownAbsentTotal": "6",
-		"entries": "8", "bytes": "900", "watching": "1", "indexedProducerIds": "-1", "indexListSeconds": "1.5",
+		"entries": "8", "bytes": "900", "absences": "2", "files": "4", "watching": "1", "indexedProducerIds": "-1", "indexListSeconds": "1.5",
 	}
 	var names []string
 	var text strings.Builder
@@ -41,7 +41,7 @@ func TestSnapshotCacheMetrics(t *testing.T) {
 		names = append(names, full)
 		text.WriteString("# HELP " + full + " h\n# TYPE " + full + " counter\n" + full + " " + want[name] + "\n")
 	}
-	for _, name := range []string{"entries", "bytes", "watching", "indexedProducerIds", "indexListSeconds"} {
+	for _, name := range []string{"entries", "bytes", "absences", "files", "watching", "indexedProducerIds", "indexListSeconds"} {
 		full := Prefix + "snapshotCache_" + name
 		names = append(names, full)
 		text.WriteString("# HELP " + full + " h\n# TYPE " + full + " gauge\n" + full + " " + want[name] + "\n")

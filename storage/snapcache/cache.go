@@ -9,18 +9,23 @@
 //     before any later reply reaches a caller. docs/cache.md gives the
 //     consistency argument;
 //   - an offsets file is cached by path: files are named by a random UUID,
-//     written once and never rewritten, so a path's content never changes;
+//     written once and never rewritten, so a path's content never changes.
+//     Each file entry belongs to one producer (owner.go): the one whose
+//     cached snapshot named it when it was read, or the one this sidecar
+//     wrote it for. A notification that the producer's znode was deleted or
+//     changed, by any writer, removes its files with the znode entry, so
+//     the cache holds no file of a snapshot that is gone;
 //   - concurrent reads of one znode or one file share one read
 //     (single flight);
 //   - this sidecar's own writes pass through the decorator and remove the
 //     entry before and after they are sent, whatever their outcome;
 //   - when the session is lost or expires (or the connection drops, which
-//     ends the watch), every znode entry is dropped and nothing is cached
-//     until the watch is set again on the new connection.
+//     ends the watch), every znode and file entry is dropped and nothing
+//     is cached until the watch is set again on the new connection.
 //
 // The cache is bounded in entries and in bytes (least recently used first
-// out) and counts hits, misses, shared reads, evictions and invalidations
-// (Stats).
+// out), cached absences also on their own (MaxAbsences), and counts hits,
+// misses, shared reads, evictions and invalidations (Stats).
 //
 // It also keeps the set of producer ids (index.go), so that a register of a
 // new producer learns without a read that there is no snapshot to keep.
@@ -56,8 +61,11 @@ type Watcher interface {
 const (
 	DefaultMaxEntries = 100_000
 	DefaultMaxBytes   = 64 << 20
-	defaultArmTimeout = 10 * time.Second
-	defaultArmRetry   = time.Second
+	// DefaultMaxAbsences bounds the cached absences: ids read while they
+	// had no snapshot, which no later write may ever remove.
+	DefaultMaxAbsences = 4096
+	defaultArmTimeout  = 10 * time.Second
+	defaultArmRetry    = time.Second
 )
 
 // Config holds a Cache's dependencies and bounds.
@@ -74,7 +82,11 @@ type Config struct {
 	// MaxBytes bounds their estimated size in memory (default
 	// DefaultMaxBytes). An entry larger than that is never cached.
 	MaxBytes int64
-	Logger   hclog.Logger
+	// MaxAbsences bounds the cached absences among those entries
+	// (default DefaultMaxAbsences, and never more than MaxEntries); the
+	// least recently used absence goes first.
+	MaxAbsences int
+	Logger      hclog.Logger
 	// ArmTimeout bounds one attempt to set the watch; ArmRetry is the pause
 	// between attempts while the connection is up but the attempt failed.
 	ArmTimeout time.Duration
@@ -86,18 +98,23 @@ type Stats struct {
 	// Hits are reads served from memory, Misses reads sent to the store,
 	// Shared reads that waited for a read of the same key already in flight.
 	Hits, Misses, Shared uint64
-	// Evictions are entries removed to respect the bounds.
+	// Evictions are entries removed to respect the bounds, absences
+	// beyond MaxAbsences included.
 	Evictions uint64
 	// Invalidations are znode entries removed because the znode changed
-	// (a notification or this sidecar's own write), or a file entry removed
-	// by a delete through the cache.
+	// (a notification or this sidecar's own write), and file entries
+	// removed by a delete through the cache or because their producer's
+	// znode was deleted or changed.
 	Invalidations uint64
-	// Drops count the times every znode entry was dropped: session or
-	// connection lost, or Sync.
+	// Drops count the times every entry was dropped: session or
+	// connection lost (a Sync keeps them).
 	Drops uint64
-	// Entries and Bytes are the current size.
-	Entries int
-	Bytes   int64
+	// Entries and Bytes are the current size; Absences the cached
+	// absences among Entries, Files the offsets files among them.
+	Entries  int
+	Bytes    int64
+	Absences int
+	Files    int
 	// Watching is true while the watch is set and znode reads are cached.
 	Watching bool
 	// KnownAbsent counts the times the index of producer ids told a
@@ -118,6 +135,7 @@ type Cache struct {
 	innerFiles storage.FileStore
 	maxEntries int
 	maxBytes   int64
+	maxAbsent  int
 	armTimeout time.Duration
 	armRetry   time.Duration
 	log        hclog.Logger
@@ -126,6 +144,8 @@ type Cache struct {
 	lru         list.List // of *entry, most recently used first
 	items       map[key]*list.Element
 	bytes       int64
+	absences    list.List // of *entry, the cached absences, most recently used first
+	owners      owners    // owner.go
 	snapFlights map[string]*snapFlight
 	fileFlights map[string]*fileFlight
 	// watching is true while the watch is known to be set on the current
@@ -164,8 +184,14 @@ type entry struct {
 	snap  offsets.Snapshot
 	inc   offsets.Incarnation
 	found bool
-	// file entries
-	file offsets.TableOffsets
+	// absEl is the entry's element in Cache.absences, for an absence
+	absEl *list.Element
+	// file entries, and the producer they belong to (owner.go)
+	file  offsets.TableOffsets
+	owner string
+	// pending: written by this sidecar for a snapshot whose write has not
+	// returned applied yet (owner.go)
+	pending bool
 }
 
 // New starts a cache: it listens to the watcher's events and sets the
@@ -183,6 +209,10 @@ func New(ctx context.Context, cfg Config) (*Cache, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
+	if cfg.MaxAbsences <= 0 {
+		cfg.MaxAbsences = DefaultMaxAbsences
+	}
+	cfg.MaxAbsences = min(cfg.MaxAbsences, cfg.MaxEntries)
 	if cfg.ArmTimeout <= 0 {
 		cfg.ArmTimeout = defaultArmTimeout
 	}
@@ -194,10 +224,11 @@ func New(ctx context.Context, cfg Config) (*Cache, error) {
 	}
 	c := &Cache{
 		w: cfg.Watcher, inner: cfg.Snapshots, innerFiles: cfg.Files,
-		maxEntries: cfg.MaxEntries, maxBytes: cfg.MaxBytes,
+		maxEntries: cfg.MaxEntries, maxBytes: cfg.MaxBytes, maxAbsent: cfg.MaxAbsences,
 		armTimeout: cfg.ArmTimeout, armRetry: cfg.ArmRetry,
 		log:         cfg.Logger.Named("snapcache"),
 		items:       make(map[key]*list.Element),
+		owners:      newOwners(),
 		snapFlights: make(map[string]*snapFlight),
 		fileFlights: make(map[string]*fileFlight),
 		kick:        make(chan struct{}, 1),
@@ -232,6 +263,7 @@ func (c *Cache) Files() storage.FileStore { return files{c} }
 func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	entries, bytes, watching := len(c.items), c.bytes, c.watching
+	absences, files := c.absences.Len(), c.owners.files
 	indexed := -1
 	if c.index.state == indexReady {
 		indexed = len(c.index.ids)
@@ -241,7 +273,7 @@ func (c *Cache) Stats() Stats {
 	return Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Shared: c.shared.Load(),
 		Evictions: c.evictions.Load(), Invalidations: c.invalidations.Load(), Drops: c.drops.Load(),
-		Entries: entries, Bytes: bytes, Watching: watching,
+		Entries: entries, Bytes: bytes, Absences: absences, Files: files, Watching: watching,
 		KnownAbsent: c.absentHits.Load(), IndexedIDs: indexed, IndexListTime: listTime,
 	}
 }
@@ -268,6 +300,11 @@ func (c *Cache) onEvent(ev zk.Event) {
 		id, below, _ := strings.Cut(rest, "/")
 		c.mu.Lock()
 		c.invalidateLocked(id)
+		if below == "" && ev.Type != zk.EventNodeCreated {
+			// The snapshot whose files this sidecar holds is gone or
+			// replaced (owner.go).
+			c.snapshotGoneLocked(id, ev.Type == zk.EventNodeDeleted)
+		}
 		if below == "" && ev.Type != zk.EventNodeDataChanged {
 			c.indexEventLocked(id, ev.Type == zk.EventNodeCreated)
 		}
@@ -339,12 +376,14 @@ func (c *Cache) arm(ctx context.Context) bool {
 	return true
 }
 
-// lose forgets every znode entry and stops caching znodes until the watch
-// is set again.
+// lose forgets every znode entry, and every file entry (a deletion made
+// while the watch is not set is never notified), and stops caching until
+// the watch is set again.
 func (c *Cache) lose(count bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dropZnodesLocked()
+	c.dropFilesLocked()
 	c.dropIndexLocked(false)
 	if c.watching {
 		c.watching = false
@@ -391,6 +430,14 @@ func (c *Cache) removeLocked(el *list.Element) {
 	e := c.lru.Remove(el).(*entry)
 	delete(c.items, e.key)
 	c.bytes -= e.size
+	switch {
+	case e.key.file:
+		c.owners.unown(e)
+	case !e.found:
+		c.absences.Remove(e.absEl)
+	default:
+		c.owners.unname(e)
+	}
 }
 
 // putLocked adds e, replacing an entry of the same key, and evicts the
@@ -406,6 +453,18 @@ func (c *Cache) putLocked(e *entry) {
 	e.token = c.tokens
 	c.items[e.key] = c.lru.PushFront(e)
 	c.bytes += e.size
+	switch {
+	case e.key.file:
+		c.owners.own(e)
+	case !e.found:
+		e.absEl = c.absences.PushFront(e)
+	default:
+		c.owners.name(e)
+	}
+	for c.absences.Len() > c.maxAbsent {
+		c.removeLocked(c.items[c.absences.Back().Value.(*entry).key])
+		c.evictions.Add(1)
+	}
 	for len(c.items) > c.maxEntries || c.bytes > c.maxBytes {
 		c.removeLocked(c.lru.Back())
 		c.evictions.Add(1)
@@ -419,15 +478,23 @@ func (c *Cache) getLocked(k key) (*entry, bool) {
 		return nil, false
 	}
 	c.lru.MoveToFront(el)
-	return el.Value.(*entry), true
+	e := el.Value.(*entry)
+	if e.absEl != nil {
+		c.absences.MoveToFront(e.absEl)
+	}
+	return e, true
 }
 
-// Estimated sizes: the entry, its list element and map slot, and the
-// strings and slices it holds.
-const entryOverhead = 160
+// Estimated sizes: the entry, its list elements and map slot, and the
+// strings and slices it holds; ownerOverhead is a slot in the maps that
+// tie files to producers (owner.go).
+const (
+	entryOverhead = 160
+	ownerOverhead = 64
+)
 
 func snapSize(id string, s offsets.Snapshot) int64 {
-	n := int64(entryOverhead + len(id) + 16*len(s.Tables))
+	n := int64(entryOverhead + len(id) + (16+ownerOverhead)*len(s.Tables))
 	for _, t := range s.Tables {
 		n += int64(len(t.OffsetsPath))
 	}
@@ -435,7 +502,7 @@ func snapSize(id string, s offsets.Snapshot) int64 {
 }
 
 func fileSize(path string, t offsets.TableOffsets) int64 {
-	return int64(entryOverhead + len(path) + 24*len(t.Buckets))
+	return int64(entryOverhead + ownerOverhead + len(path) + 24*len(t.Buckets))
 }
 
 // retryable reports whether a shared read's error belongs to the reader

@@ -549,24 +549,41 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 	}
 }
 
-// TestFilesCachedByPath: an offsets file is read once, and a delete
-// through the cache forgets it.
+// TestFilesCachedByPath: an offsets file that a cached snapshot names is
+// read once, a file no cached snapshot names is not kept, and a delete
+// through the cache forgets a file.
 func TestFilesCachedByPath(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
 	ctx := zktest.Context(t)
-	path, err := f.files.WriteOffsets(ctx, "fp", offsets.TableOffsets{TableID: 4, Buckets: []offsets.BucketOffset{{BucketID: 1, LogEndOffset: 9}}})
+	fs := f.cache.Files()
+	stray, err := f.files.WriteOffsets(ctx, "fp", offsets.TableOffsets{TableID: 4, Buckets: []offsets.BucketOffset{{BucketID: 1, LogEndOffset: 9}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := f.cache.Files()
+	for range 2 {
+		if _, err := fs.ReadOffsets(ctx, stray); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := f.cache.Stats(); st.Misses != 2 || st.Hits != 0 || st.Files != 0 {
+		t.Fatalf("a file no snapshot names: stats %+v, want two misses and nothing kept", st)
+	}
+	f.rawWrite(t, "fp", 9)
+	f.syncInner(t)
+	snap, _, found, err := f.cache.Snapshots().GetSnapshot(ctx, "fp")
+	if err != nil || !found {
+		t.Fatalf("snapshot: %v %v", found, err)
+	}
+	path := snap.Tables[0].OffsetsPath
+	before := f.cache.Stats()
 	for range 3 {
 		got, err := fs.ReadOffsets(ctx, path)
-		if err != nil || got.TableID != 4 || got.Buckets[0].LogEndOffset != 9 {
+		if err != nil || got.TableID != 1 || got.Buckets[0].LogEndOffset != 9 {
 			t.Fatalf("%+v %v", got, err)
 		}
 	}
-	if st := f.cache.Stats(); st.Misses != 1 || st.Hits != 2 {
-		t.Fatalf("stats %+v", st)
+	if st := f.cache.Stats(); st.Misses-before.Misses != 1 || st.Hits-before.Hits != 2 || st.Files != 1 {
+		t.Fatalf("stats %+v after %+v", st, before)
 	}
 	cached, ok := fs.(storage.CachedFiles)
 	if !ok {

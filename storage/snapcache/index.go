@@ -22,8 +22,8 @@ import (
 // those unknown (neither present nor absent) until a later notification
 // settles them.
 //
-// The index is dropped with the znode entries (session or connection lost,
-// Sync) and listed again by the arm loop. It holds at most MaxEntries ids:
+// The index is dropped with the znode entries (session or connection lost;
+// a Sync keeps it) and listed again by the arm loop. It holds at most MaxEntries ids:
 // a larger listing, or growth beyond it, leaves the cache without one until
 // the next connection, as does a listing that fails (a failure that is not
 // the connection's own, such as a reply larger than the client's buffer,
@@ -116,7 +116,7 @@ func (c *Cache) listIndex(ctx context.Context) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.index.state != indexListing || c.epoch != epoch {
-		// Dropped meanwhile (a lost connection, a Sync): whatever dropped it
+		// Dropped meanwhile (a lost connection): whatever dropped it
 		// also asks for a new listing. Only the arm loop lists, so a
 		// listing still marked in flight is this one.
 		return true

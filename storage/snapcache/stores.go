@@ -167,18 +167,22 @@ func (s snapshots) CachedSnapshot(producerID string) (offsets.Snapshot, uint64, 
 
 // The writes remove the entry before they are sent (so that a read in
 // flight is not cached) and after they return (so that the next read goes
-// to ZooKeeper), whatever the outcome: applied, not applied or unknown.
+// to ZooKeeper), whatever the outcome: applied, not applied or unknown. A
+// create or replace also settles the files this sidecar wrote for snap
+// (owner.go): once applied they are the live snapshot's.
 
 func (s snapshots) CreateSnapshot(ctx context.Context, producerID string, snap offsets.Snapshot) (bool, error) {
-	s.c.invalidate(producerID)
-	defer s.c.invalidate(producerID)
-	return s.c.inner.CreateSnapshot(ctx, producerID, snap)
+	w := s.c.beginWrite(producerID)
+	created, err := s.c.inner.CreateSnapshot(ctx, producerID, snap)
+	s.c.endWrite(producerID, w, snap, created && err == nil, false)
+	return created, err
 }
 
 func (s snapshots) ReplaceSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation, snap offsets.Snapshot) (bool, error) {
-	s.c.invalidate(producerID)
-	defer s.c.invalidate(producerID)
-	return s.c.inner.ReplaceSnapshotIf(ctx, producerID, inc, snap)
+	w := s.c.beginWrite(producerID)
+	replaced, err := s.c.inner.ReplaceSnapshotIf(ctx, producerID, inc, snap)
+	s.c.endWrite(producerID, w, snap, replaced && err == nil, true)
+	return replaced, err
 }
 
 func (s snapshots) DeleteSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation) (bool, error) {
@@ -234,20 +238,28 @@ func (f files) PlannedPath(producerID string, tableID int64) string {
 }
 
 // WriteOffsets writes the file and, once it is written, caches its content
-// as a read would return it (TableOffsets.InFileOrder):
-// the GETs that poll for a snapshot being registered read nothing but its
-// znode. A file's name is new and its content never changes, so no read of
-// it can be in flight or cached already.
+// as a read would return it (TableOffsets.InFileOrder), owned by
+// producerID (owner.go): the GETs that poll for a snapshot being
+// registered read nothing but its znode. A file's name is new and its
+// content never changes, so no read of it can be in flight or cached
+// already. It is cached only if the watch was set, on the same connection,
+// from before the write until now: a deletion of the producer's snapshot
+// that no notification reported could leave it cached for good.
 func (f files) WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error) {
-	path, err := f.c.innerFiles.WriteOffsets(ctx, producerID, t)
-	if err == nil {
-		f.c.putWritten(path, t)
+	c := f.c
+	c.mu.Lock()
+	epoch, watched := c.epoch, c.watching || c.unsupported
+	c.mu.Unlock()
+	path, err := c.innerFiles.WriteOffsets(ctx, producerID, t)
+	if err == nil && watched {
+		c.putWritten(producerID, path, t, epoch)
 	}
 	return path, err
 }
 
-// putWritten caches a file just written with content t, if it fits.
-func (c *Cache) putWritten(path string, t offsets.TableOffsets) {
+// putWritten caches a file just written for producerID with content t, if
+// it fits and the connection is still the one of epoch.
+func (c *Cache) putWritten(producerID, path string, t offsets.TableOffsets, epoch uint64) {
 	size := fileSize(path, t)
 	if size > c.maxBytes {
 		return
@@ -255,15 +267,18 @@ func (c *Cache) putWritten(path string, t offsets.TableOffsets) {
 	read := t.InFileOrder()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, reading := c.fileFlights[path]; !reading {
-		c.putLocked(&entry{key: key{file: true, name: path}, size: size, file: read})
+	if _, reading := c.fileFlights[path]; !reading && c.epoch == epoch {
+		c.putLocked(&entry{key: key{file: true, name: path}, size: size, file: read, owner: producerID, pending: true})
 	}
 }
 
 // ReadOffsets serves a file from memory when it is cached. A file's content
-// never changes, so it stays cached until evicted or deleted through the
-// cache. Errors are never cached. The returned Buckets are shared: callers
-// must not modify them.
+// never changes, so it stays cached until evicted, deleted through the
+// cache, or its owner's snapshot is deleted or changed (owner.go). A read
+// is cached only if a cached znode entry names the path when its reply
+// arrives (on a server without persistent watches, always). Errors are
+// never cached. The returned Buckets are shared: callers must not modify
+// them.
 func (f files) ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error) {
 	if err := ended(ctx); err != nil {
 		return offsets.TableOffsets{}, err
@@ -292,7 +307,9 @@ func (f files) ReadOffsets(ctx context.Context, path string) (offsets.TableOffse
 				delete(c.fileFlights, path)
 			}
 			if err == nil && !fl.invalidated {
-				c.putLocked(&entry{key: k, size: fileSize(path, t), file: t})
+				if owner, named := c.owners.namer(path); named || c.unsupported {
+					c.putLocked(&entry{key: k, size: fileSize(path, t), file: t, owner: owner})
+				}
 			}
 			c.mu.Unlock()
 			fl.t, fl.err = t, err
