@@ -62,10 +62,16 @@ func TestParseListeners(t *testing.T) {
 	if len(ls) != 2 || ls[0] != (Listener{"INTERNAL", "10.0.0.5", 9123}) || ls[1] != (Listener{"CLIENT", "::1", 9124}) {
 		t.Fatalf("%+v", ls)
 	}
+	for _, good := range []string{"A://:9123", "A://[fe80::1%eth0]:1", "A://fe80::1:1", "A://my_host-1.example:1"} {
+		if _, err := ParseListeners(good); err != nil {
+			t.Errorf("ParseListeners(%q): %v", good, err)
+		}
+	}
 	if ls[1].Address() != "[::1]:9124" || FormatListeners(ls) != "INTERNAL://10.0.0.5:9123,CLIENT://[::1]:9124" {
 		t.Fatal(ls[1].Address(), FormatListeners(ls))
 	}
-	for _, bad := range []string{"", "host:9123", "A://h", "A://h:x", "A://h:1,A://h:2", "A://h:70000"} {
+	for _, bad := range []string{"", "host:9123", "A://h", "A://h:x", "A://h:1,A://h:2", "A://h:70000",
+		"A:///[:1", "A://[h]]:1", "A://h h:1", "A://h/x:1", "A://[[::1]]:1"} {
 		if _, err := ParseListeners(bad); err == nil {
 			t.Errorf("ParseListeners(%q) accepted", bad)
 		}

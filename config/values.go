@@ -154,7 +154,13 @@ func ParseListeners(s string) ([]Listener, error) {
 		if i < 0 {
 			return nil, fmt.Errorf("listener %q: no port", part)
 		}
-		host := strings.TrimSuffix(strings.TrimPrefix(rest[:i], "["), "]")
+		host := rest[:i]
+		if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+			host = host[1 : len(host)-1]
+		}
+		if c := badHostChar(host); c >= 0 {
+			return nil, fmt.Errorf("listener %q: host %q holds %q; a host is letters, digits and - %% . _ : (an IPv6 address may be bracketed)", part, host, rune(c))
+		}
 		port, err := strconv.Atoi(rest[i+1:])
 		if err != nil || port < 0 || port > 65535 {
 			return nil, fmt.Errorf("listener %q: bad port", part)
@@ -169,6 +175,23 @@ func ParseListeners(s string) ([]Listener, error) {
 		return nil, fmt.Errorf("no listener in %q", s)
 	}
 	return out, nil
+}
+
+// badHostChar returns the first byte of host that cannot be in a listener's
+// host, or -1. The set is the one Fluss's own listener parsing accepts:
+// names, IPv4 and IPv6 addresses (with a zone after %), nothing else, so
+// every parsed listener joins into an address net.SplitHostPort reads back.
+func badHostChar(host string) int {
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '-', c == '%', c == '.', c == '_', c == ':':
+		default:
+			return int(c)
+		}
+	}
+	return -1
 }
 
 // FormatListeners is the inverse of ParseListeners.

@@ -37,6 +37,7 @@ func TestDecodeActiveCoordinator(t *testing.T) {
 		{name: "not json", json: `CLIENT://h:1`, wantErr: "not valid JSON"},
 		{name: "trailing data", json: `{"version":1,"host":"h","port":1} {}`, wantErr: "data after"},
 		{name: "bad listeners", json: `{"version":2,"listeners":"h:1"}`, wantErr: "invalid listeners"},
+		{name: "bracket in host", json: `{"version":2,"listeners":"A:///[:1"}`, wantErr: "invalid listeners"},
 		{name: "port zero", json: `{"version":2,"listeners":"CLIENT://h:0"}`, wantErr: "invalid address"},
 		{name: "bad id", json: `{"version":1,"id":[1],"host":"h","port":1}`, wantErr: "neither a string nor a number"},
 	}
@@ -67,6 +68,7 @@ func FuzzDecodeActiveCoordinator(f *testing.F) {
 	f.Add([]byte(`{"version":2,"id":"1","listeners":"CLIENT://10.0.0.1:9124,FLUSS://10.0.0.1:9123"}`), "FLUSS")
 	f.Add([]byte(`{"version":1,"id":3,"host":"c1","port":9123}`), "")
 	f.Add([]byte(`{"version":2,"listeners":"A://[::1]:1"}`), "A")
+	f.Add([]byte(`{"version":2,"listeners":"A:///[:1"}`), "A")
 	f.Fuzz(func(t *testing.T, data []byte, listener string) {
 		a, err := DecodeActiveCoordinator(data)
 		if err != nil {
