@@ -38,7 +38,7 @@ func (m *Metrics) WatchSnapshotCache(stats func() snapcache.Stats) error {
 			func(s snapcache.Stats) float64 { return float64(s.Evictions) }),
 		d("invalidationsTotal", "Entries removed because the snapshot changed (a ZooKeeper notification or this sidecar's write) or the file was deleted.", prometheus.CounterValue,
 			func(s snapcache.Stats) float64 { return float64(s.Invalidations) }),
-		d("dropsTotal", "Times every snapshot entry was dropped: connection or session lost, or a sync before settling a write.", prometheus.CounterValue,
+		d("dropsTotal", "Times every snapshot entry was dropped: the connection or session was lost (the watch could have missed changes).", prometheus.CounterValue,
 			func(s snapcache.Stats) float64 { return float64(s.Drops) }),
 		d("knownAbsentTotal", "Registers of a producer with no snapshot that skipped their ZooKeeper read, told by the index of producer ids.", prometheus.CounterValue,
 			func(s snapcache.Stats) float64 { return float64(s.KnownAbsent) }),
