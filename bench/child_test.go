@@ -133,9 +133,17 @@ func runChild(role string) int {
 // the benchmark or test ends.
 func startChild(tb testing.TB, role string, env ...string) string {
 	tb.Helper()
+	addr, _ := startChildPID(tb, role, env...)
+	return addr
+}
+
+// startChildPID is startChild that also gives the child's process id, for
+// reading its CPU time (cpu_test.go).
+func startChildPID(tb testing.TB, role string, env ...string) (addr string, pid int) {
+	tb.Helper()
 	p := startChildProc(tb, role, env...)
 	go io.Copy(io.Discard, p.out)
-	return p.addr
+	return p.addr, p.pid
 }
 
 // childProc is a running child server.

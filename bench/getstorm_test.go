@@ -74,9 +74,35 @@ type stormResult struct {
 	reqs      int
 	elapsed   time.Duration
 	latencies []time.Duration // sorted
+	cpu       cpuCost         // of the target's server and of ZooKeeper
 }
 
 func (r stormResult) rate() float64 { return float64(r.reqs) / r.elapsed.Seconds() }
+
+// serverCPU is the target's own server process's CPU time per request in
+// microseconds, or -1 where it has none (raw ZooKeeper) or it was not read.
+func (r stormResult) serverCPU() float64 {
+	return perRequest(r.cpu.server, r.cpu.serverOK, r.reqs)
+}
+
+// zkCPU is ZooKeeper's CPU time per request in microseconds, or -1.
+func (r stormResult) zkCPU() float64 { return perRequest(r.cpu.zk, r.cpu.zkOK, r.reqs) }
+
+// fmtCPU prints a per-request CPU time, "-" where there is none.
+func fmtCPU(us float64) string {
+	if us < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", us)
+}
+
+// cpuRatio is a/b, or -1 where either is missing.
+func cpuRatio(a, b float64) float64 {
+	if a < 0 || b <= 0 {
+		return -1
+	}
+	return a / b
+}
 
 func (r stormResult) pct(p float64) time.Duration {
 	if len(r.latencies) == 0 {
@@ -139,9 +165,12 @@ type stormEnv struct {
 	// addresses of the sidecar (cache on), the sidecar with its cache off
 	// and the do-nothing server, each in its own process (child_test.go)
 	sidecar, sequential, nocache, nothing string
-	zkPaths                               []string // full znode paths: [0] the storm id, then the random ids
-	ids                                   []string // producer ids, same order
-	bodies                                [][]byte // encoded GET requests, same order
+	// pids of the targets' server processes, by target name (none for
+	// raw ZooKeeper, whose server is ZooKeeper itself, nor in process)
+	pids    map[string]int
+	zkPaths []string // full znode paths: [0] the storm id, then the random ids
+	ids     []string // producer ids, same order
+	bodies  [][]byte // encoded GET requests, same order
 }
 
 // startStormEnv starts both sidecars on one ZooKeeper root and one remote
@@ -163,11 +192,10 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 			sequential: apptest.Start(tb, zkAddr, seq).Addr()}
 	} else {
 		env := []string{childZKEnv + "=" + zkAddr, childRootEnv + "=" + root, childDirEnv + "=" + dir}
-		e = &stormEnv{
-			sidecar:    startChild(tb, "sidecar", env...),
-			nocache:    startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...),
-			sequential: startChild(tb, "sidecar", append(env, childKVEnv+"="+app.KeyReadConsistency+"="+app.ReadSequential)...),
-		}
+		e = &stormEnv{pids: map[string]int{}}
+		e.sidecar, e.pids["sidecar"] = startChildPID(tb, "sidecar", env...)
+		e.nocache, e.pids["nocache"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...)
+		e.sequential, e.pids["sequential"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyReadConsistency+"="+app.ReadSequential)...)
 	}
 
 	ctx := context.Background()
@@ -227,7 +255,7 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 		tb.Cleanup(s.close)
 		e.nothing = s.addr()
 	} else {
-		e.nothing = startChild(tb, "nothing", childBodyEnv+"="+hex.EncodeToString(r.Body))
+		e.nothing, e.pids["nothing"] = startChildPID(tb, "nothing", childBodyEnv+"="+hex.EncodeToString(r.Body))
 	}
 	return e
 }
@@ -308,6 +336,23 @@ func BenchmarkGetStorm(b *testing.B) {
 		m.reqs += r.reqs
 		m.elapsed += r.elapsed
 		m.latencies = append(m.latencies, r.latencies...)
+		if m.cpu.windows == 0 {
+			m.cpu = r.cpu
+		} else {
+			m.cpu.server += r.cpu.server
+			m.cpu.zk += r.cpu.zk
+			m.cpu.serverOK = m.cpu.serverOK && r.cpu.serverOK
+			m.cpu.zkOK = m.cpu.zkOK && r.cpu.zkOK
+			m.cpu.windows += r.cpu.windows
+		}
+	}
+	// measure runs one counted slice of a target's load, charging the
+	// target's server and ZooKeeper the CPU time they spent in it.
+	measure := func(t string, callers []caller, d time.Duration) (stormResult, error) {
+		w := startCPUWindow(e.pids[t], zkServer.CPUTime)
+		r, err := runStorm(ctx, callers, 0, d)
+		w.end(&r.cpu, zkServer.CPUTime)
+		return r, err
 	}
 	targets := strings.Fields(stormTargets)
 	all := make([]int, 0, randomIDs)
@@ -349,7 +394,7 @@ func BenchmarkGetStorm(b *testing.B) {
 			for sl := range stormSlices {
 				for k := range targets {
 					t := targets[(k+sl+round)%len(targets)]
-					r, err := runStorm(ctx, single[t][n], 0, slice)
+					r, err := measure(t, single[t][n], slice)
 					if err != nil {
 						b.Fatalf("%s at %d connections: %v", t, n, err)
 					}
@@ -361,7 +406,7 @@ func BenchmarkGetStorm(b *testing.B) {
 		for sl := range stormSlices {
 			for k := range rt {
 				t := rt[(k+sl+round)%len(rt)]
-				r, err := runStorm(ctx, random[t], 0, slice)
+				r, err := measure(t, random[t], slice)
 				if err != nil {
 					b.Fatalf("%s on random ids: %v", t, err)
 				}
@@ -377,11 +422,26 @@ func BenchmarkGetStorm(b *testing.B) {
 	}
 	var tbl strings.Builder
 	fmt.Fprintf(&tbl, "GET storm, %d CPUs (GOMAXPROCS %d), shared machine: ratios are within this run\n", runtime.NumCPU(), runtime.GOMAXPROCS(0))
-	fmt.Fprintf(&tbl, "%-6s %-9s %10s %9s %9s\n", "conns", "target", "req/s", "p50", "p99")
+	fmt.Fprintf(&tbl, "CPU per request, in microseconds, of the target's own server process and of ZooKeeper (for zk and zksync the server is ZooKeeper)\n")
+	fmt.Fprintf(&tbl, "%-6s %-10s %10s %9s %9s %11s %8s\n", "conns", "target", "req/s", "p50", "p99", "server-cpu", "zk-cpu")
 	for _, n := range stormConns {
 		for _, t := range targets {
 			r := results[t][n]
-			fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond))
+			fmt.Fprintf(&tbl, "%-6d %-10s %10.0f %9v %9v %11s %8s\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
+				fmtCPU(r.serverCPU()), fmtCPU(r.zkCPU()))
+		}
+		for _, t := range []string{"sidecar", "sequential", "nocache"} {
+			if ratio := cpuRatio(results[t][n].serverCPU(), results["nothing"][n].serverCPU()); ratio > 0 {
+				b.ReportMetric(ratio, fmt.Sprintf("c%d-cpu-%s/nothing", n, t))
+			}
+		}
+		for _, t := range targets {
+			if v := results[t][n].serverCPU(); v >= 0 {
+				b.ReportMetric(v, fmt.Sprintf("c%d-%s-server-cpu-us/req", n, t))
+			}
+			if v := results[t][n].zkCPU(); v >= 0 {
+				b.ReportMetric(v, fmt.Sprintf("c%d-%s-zk-cpu-us/req", n, t))
+			}
 		}
 		z, nothing, s, nc := results["zk"][n], results["nothing"][n], results["sidecar"][n], results["nocache"][n]
 		sq, zs := results["sequential"][n], results["zksync"][n]
@@ -399,7 +459,8 @@ func BenchmarkGetStorm(b *testing.B) {
 	}
 	for _, t := range randomTargets {
 		r := results[t+"-random"][randomConns]
-		fmt.Fprintf(&tbl, "%-6d %-9s %10.0f %9v %9v  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond), randomIDs)
+		fmt.Fprintf(&tbl, "%-6d %-10s %10.0f %9v %9v %11s %8s  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
+			fmtCPU(r.serverCPU()), fmtCPU(r.zkCPU()), randomIDs)
 	}
 	zr, sr, nr := results["zk-random"][randomConns], results["sidecar-random"][randomConns], results["nocache-random"][randomConns]
 	b.ReportMetric(results["sequential-random"][randomConns].rate()/zr.rate(), "random-sequential/zk")
@@ -427,6 +488,15 @@ func TestGetStormWorks(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Every server the storm charges CPU to can be read.
+	for _, target := range []string{"sidecar", "sequential", "nocache", "nothing"} {
+		if _, ok := pidCPU(e.pids[target]); !ok && runtime.GOOS == "linux" {
+			t.Errorf("the CPU time of %s's process %d cannot be read", target, e.pids[target])
+		}
+	}
+	if _, ok := zkServer.CPUTime(); !ok && runtime.GOOS == "linux" {
+		t.Error("ZooKeeper's CPU time cannot be read")
 	}
 	c, err := wire.Dial(ctx, e.nothing, wire.ClientOptions{})
 	if err != nil {

@@ -40,6 +40,13 @@ for c in 16 64 256; do
 		"$c" "$(metric c$c-sequential/nothing BenchmarkGetStorm)" "$(metric c$c-sequential/zk BenchmarkGetStorm)" \
 		"$(metric c$c-p99-sequential/zk BenchmarkGetStorm)"
 done
+echo "  CPU per GET in microseconds, the target's server process + ZooKeeper (for raw ZooKeeper the server is ZooKeeper), and the server's against the do-nothing server's:"
+for c in 16 64 256; do
+	printf '  %3d connections: sidecar %s + %s (%sx the do-nothing server, target <= 1.5), sequential %s + %s (%sx), do-nothing %s, getData %s, sync+getData %s\n' \
+		"$c" "$(metric c$c-sidecar-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-sidecar-zk-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-cpu-sidecar/nothing BenchmarkGetStorm)" \
+		"$(metric c$c-sequential-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-sequential-zk-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-cpu-sequential/nothing BenchmarkGetStorm)" \
+		"$(metric c$c-nothing-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-zk-zk-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-zksync-zk-cpu-us/req BenchmarkGetStorm)"
+done
 printf '  1000 random ids, 64 connections: sidecar/zk %s (target >= 0.8), sequential %s, without cache %s\n' \
 	"$(metric random-sidecar/zk BenchmarkGetStorm)" "$(metric random-sequential/zk BenchmarkGetStorm)" "$(metric random-nocache/zk BenchmarkGetStorm)"
 
