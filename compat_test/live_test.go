@@ -98,7 +98,7 @@ var responseFor = map[int16]func() proto.Message{
 	1055: func() proto.Message { return &messages.DeleteProducerOffsetsResponse{} },
 }
 
-// checkStrict applies the Rust-client rule of wire.md §8 to a reply: a
+// checkStrict applies the Rust-client rule of docs/protocol.md §8 to a reply: a
 // SUCCESS body must decode as the api key's response with every required
 // field present (proto.Unmarshal without AllowPartial checks them), and a
 // REGISTER reply must set result (Rust reads an absent one as "unknown").
@@ -130,7 +130,7 @@ type goStep struct {
 // TestLiveScenarioGo runs the scenario by sending the request vectors' own
 // bytes to a reference sidecar and comparing every reply with its vector,
 // byte for byte ("code" vectors by type, id and error code). It also checks
-// every SUCCESS with a strict decoder (Rust quirk, wire.md §8).
+// every SUCCESS with a strict decoder (Rust quirk, docs/protocol.md §8).
 func TestLiveScenarioGo(t *testing.T) {
 	liveScenarioGo(t, startReferenceSidecar(t))
 }
@@ -270,7 +270,7 @@ func TestRustQuirksPlaintext(t *testing.T) {
 	}
 }
 
-// TestRustQuirksSASL covers the Rust client on a SASL listener (wire.md
+// TestRustQuirksSASL covers the Rust client on a SASL listener (docs/protocol.md
 // §8): after PLAIN succeeds with an empty challenge, it sends one more
 // AUTHENTICATE whose token is that challenge. The sidecar must answer it
 // and keep the login.

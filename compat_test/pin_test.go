@@ -50,7 +50,7 @@ func pinDiffs(t testing.TB, path string) []string {
 }
 
 // TestProtoPin: messages/fluss.proto, read as text, holds exactly the
-// messages, field numbers, labels and types of wire.md §6.
+// messages, field numbers, labels and types of docs/protocol.md §6.
 func TestProtoPin(t *testing.T) {
 	for _, d := range pinDiffs(t, protoPath) {
 		t.Error(d)
@@ -138,7 +138,7 @@ func TestProtoPinMatchesGeneratedCode(t *testing.T) {
 	}
 }
 
-// TestAPIKeysPin: the keys the sidecar serves carry the names of wire.md
+// TestAPIKeysPin: the keys the sidecar serves carry the names of docs/protocol.md
 // §5 in the messages package's key table, and their messages exist.
 func TestAPIKeysPin(t *testing.T) {
 	pins, err := ParseAPIKeyPin(readPinFile(t, "api_keys.pin"))
@@ -160,7 +160,7 @@ func TestAPIKeysPin(t *testing.T) {
 	}
 }
 
-// TestAPIKeyNamesPin: the messages package's key table is wire.md §5, row
+// TestAPIKeyNamesPin: the messages package's key table is docs/protocol.md §5, row
 // for row, and every Key constant declared in messages/apikeys.go is named
 // after the spec's name of its number (KeyAPIVersions = 1000 API_VERSIONS).
 func TestAPIKeyNamesPin(t *testing.T) {
@@ -236,7 +236,7 @@ func keyConstants(t *testing.T, path string) map[string]int16 {
 	return out
 }
 
-// TestErrorCodesPin: flusserr's table is wire.md §4, row for row, and the
+// TestErrorCodesPin: flusserr's table is docs/protocol.md §4, row for row, and the
 // codes the sidecar uses by name carry the spec's numbers.
 func TestErrorCodesPin(t *testing.T) {
 	pins, err := ParseErrorCodePin(readPinFile(t, "error_codes.pin"))

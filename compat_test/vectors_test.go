@@ -173,7 +173,7 @@ func TestFrameVectorsCoverIssue(t *testing.T) {
 			t.Errorf("vector %s is missing", name)
 		}
 	}
-	// The spec's own examples, byte for byte (wire.md §1, §3).
+	// The spec's own examples, byte for byte (docs/protocol.md §1, §3).
 	for name, want := range map[string]string{
 		"api_versions_request":        "00 00 00 16 03 e8 00 00 00 00 00 00 0a 05 66 6c 75 73 73 12 05 30 2e 31 2e 30",
 		"error_63_bare":               "00 00 00 07 01 00 00 00 07 08 3f",
@@ -224,7 +224,7 @@ func loadJSON(t testing.TB, name string, v any) {
 	}
 }
 
-// TestStorageVectors checks the znode and offsets-file bytes of storage.md
+// TestStorageVectors checks the znode and offsets-file bytes of docs/storage-format.md
 // §1.2 and §6 against flussjson.EncodeSnapshot / flussjson.EncodeTableOffsets, and
 // that decoding gives the stated data.
 func TestStorageVectors(t *testing.T) {
@@ -320,7 +320,7 @@ func TestStorageVectors(t *testing.T) {
 	}
 }
 
-// TestFsPathVectors checks remote.ParseFsPath against storage.md §5.
+// TestFsPathVectors checks remote.ParseFsPath against docs/storage-format.md §5.
 func TestFsPathVectors(t *testing.T) {
 	var v FsPathVectors
 	loadJSON(t, "fspath.json", &v)

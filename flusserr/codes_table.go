@@ -1,4 +1,4 @@
-// The rows below were transcribed from ../shared/spec/wire.md §4.
+// The rows below were transcribed from docs/protocol.md §4.
 
 package flusserr
 

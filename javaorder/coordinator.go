@@ -121,7 +121,7 @@ func coordinate(buckets []Bucket) coordination {
 
 // PutOrder returns the distinct ids in the order a HashMap<Long, …> filled by
 // put in the given order iterates them, and whether that order is exact
-// (no tree bin holds two or more of them). This is the order of storage.md
+// (no tree bin holds two or more of them). This is the order of docs/storage-format.md
 // §1.2's example: {2,17,100,200,1} → 17,1,2,100,200.
 func PutOrder(ids []int64) (order []int64, exact bool) {
 	var m Map[int64]

@@ -104,7 +104,7 @@ func TestCoordinatorTableOrder(t *testing.T) {
 	}{
 		{"none", nil, []int64{}, true},
 		{"spec two tables", plain(100, 0, 200, 0), []int64{100, 200}, true},
-		// Not the §1.2 put order 17,1,2,100,200: the buckets are hashed first.
+		// Not the put order of docs/storage-format.md §1.2, 17,1,2,100,200: the buckets are hashed first.
 		{"spec ids one bucket each", plain(2, 0, 17, 0, 100, 0, 200, 0, 1, 0), []int64{1, 17, 2, 100, 200}, true},
 		{"repeated bucket counts once", plain(3, 0, 3, 0, 4, 1), []int64{3, 4}, true},
 		{"partition ignored when unpartitioned", []Bucket{{TableID: 3, PartitionID: 7}, {TableID: 3}}, []int64{3}, true},

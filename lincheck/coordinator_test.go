@@ -16,7 +16,7 @@ import (
 )
 
 // coordinator is a writer that follows a Fluss coordinator's own
-// producer-offsets algorithms (storage.md §7: register with its three
+// producer-offsets algorithms (docs/storage-format.md §7: register with its three
 // attempts, delete, periodic cleanup) directly on ZooKeeper and the
 // offsets files, as a coordinator sharing the ZooKeeper root and
 // remote.data.dir with the sidecars would. Its znodes and files are written

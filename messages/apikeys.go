@@ -3,7 +3,7 @@ package messages
 import "fmt"
 
 // Key is a Fluss api key: the int16 that starts every request header and
-// says which API the body is for (wire.md §5). Ids below FirstKey are
+// says which API the body is for (docs/protocol.md §5). Ids below FirstKey are
 // reserved for Kafka.
 //
 // This file is the one place in the module that states api key numbers;
@@ -28,7 +28,7 @@ const (
 )
 
 // keyNames lists every Fluss api key with its name, in ascending order,
-// as transcribed from ../shared/spec/wire.md §5.
+// as transcribed from docs/protocol.md §5.
 var keyNames = []struct {
 	key  Key
 	name string

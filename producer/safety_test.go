@@ -255,7 +255,7 @@ func TestTwoSidecarsRaceOverExpired(t *testing.T) {
 }
 
 // coordinator plays a Fluss coordinator's producer offsets algorithms
-// (storage.md §7) on its own ZooKeeper session: snapshots created at data
+// (docs/storage-format.md §7) on its own ZooKeeper session: snapshots created at data
 // version 0, an expired one replaced by delete-if-version then create, and
 // cleanup by delete-if-version.
 type coordinator struct {

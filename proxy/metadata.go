@@ -21,7 +21,7 @@ func (r RewriteRule) Validate() error {
 	return nil
 }
 
-// Field numbers of MetadataResponse and PbServerNode (wire.md §6).
+// Field numbers of MetadataResponse and PbServerNode (docs/protocol.md §6).
 const (
 	metadataCoordinatorField protowire.Number = 1
 	serverNodeHostField      protowire.Number = 2

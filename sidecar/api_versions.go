@@ -12,7 +12,7 @@ import (
 // apiVersions answers API_VERSIONS (1000, v0) with every key the sidecar
 // serves. server_type is left out on purpose: a Java client then skips its
 // server type check, so this one port can be both the coordinator and the
-// tablet server named in GET_METADATA (wire.md §7a).
+// tablet server named in GET_METADATA (docs/protocol.md §7a).
 func (s *Sidecar) apiVersions() wire.API {
 	return wire.API{
 		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(), MinVersion: 0, MaxVersion: 0,

@@ -6,7 +6,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 )
 
-// Field numbers of the register request (wire.md §6).
+// Field numbers of the register request (docs/protocol.md §6).
 const (
 	regProducerID   = 1
 	regTableOffsets = 2

@@ -79,7 +79,7 @@ type FileStore interface {
 	PlannedPath(producerID string, tableID int64) string
 	// WriteOffsets writes a new file and returns its fully qualified path.
 	// A failed write leaves no file behind. It refuses a producer id that
-	// Fluss refuses (spec §7.4): no other names a file of a coordinator.
+	// Fluss refuses (docs/storage-format.md §7.4): no other names a file of a coordinator.
 	WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error)
 	// ReadOffsets reads a file by the path stored in a znode; a missing file
 	// is reported with an error matching ErrNotFound, a path outside the

@@ -1,6 +1,6 @@
 // A Fluss RPC client in Java, built only from Debian's libprotobuf-java,
 // protoc and our messages/fluss.proto. It frames and parses the way
-// ../shared/spec/wire.md §1-2 describes the Fluss Java client (API_VERSIONS
+// docs/protocol.md §1-2 describes the Fluss Java client (API_VERSIONS
 // first with "fluss"/"0.1.0", request ids from 0 per connection, replies
 // matched by id in any order, SUCCESS bodies parsed with required fields
 // enforced, an unknown response type closes the connection), runs the
@@ -42,7 +42,7 @@ import org.flusssidecar.messages.FlussMessages.*;
 public final class CompatClient {
     static final byte SUCCESS = 0, ERROR = 1, SERVER_FAILURE = 2;
 
-    /** The response message of each api key we call (wire.md §5/§6). */
+    /** The response message of each api key we call (docs/protocol.md §5/§6). */
     static final Map<Integer, Parser<? extends Message>> RESPONSES = new HashMap<>();
 
     static {

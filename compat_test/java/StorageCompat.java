@@ -1,6 +1,6 @@
 // StorageCompat writes and reads the two stored JSON formats of the producer
 // offsets registry with Jackson, the JSON library of a Fluss coordinator:
-// the producer znode (storage.md §1.2) and the offsets file (storage.md §6).
+// the producer znode (docs/storage-format.md §1.2) and the offsets file (docs/storage-format.md §6).
 // It is written from the spec's rules; it does not use Fluss's classes.
 //
 //   java -cp <classes>:<jackson jars> StorageCompat write <dir>
@@ -103,7 +103,7 @@ public final class StorageCompat {
     record TableRef(long tableId, String path) {}
 
     // ------------------------------------------------------------------
-    // Serializers, following storage.md §1.2 and §6
+    // Serializers, following docs/storage-format.md §1.2 and §6
     // ------------------------------------------------------------------
 
     interface Body {
@@ -460,7 +460,7 @@ public final class StorageCompat {
         Writer w = new Writer(dir);
         String s3 = "s3://bucket/fluss";
 
-        // storage.md §1.2: the test bytes and the documented order.
+        // docs/storage-format.md §1.2: the test bytes and the documented order.
         w.znode("spec_empty", "put", EXP, new long[] {}, Map.of());
         w.znode("spec_two", "put", EXP, new long[] {100, 200},
                 Map.of(100L, "oss://bucket/path/uuid1.offsets", 200L, "s3://bucket/path/uuid2.offsets"));
@@ -546,7 +546,7 @@ public final class StorageCompat {
         local.put(13L, "C:/fluss/remote/producers/my-producer-1/13/550e8400-e29b-41d4-a716-446655440000.offsets");
         w.znode("local_paths", "put", EXP, new long[] {10, 11, 12, 13}, local);
 
-        // storage.md §6: the test bytes.
+        // docs/storage-format.md §6: the test bytes.
         w.offsets("spec_empty", 1, new Object[][] {});
         w.offsets("spec_dense", 4, new Object[][] {{null, 0, 100L}, {null, 1, 200L}, {null, 2, 300L}});
         w.offsets("spec_holes", 5, new Object[][] {{null, 0, 100L}, {null, 2, 300L}, {null, 4, 500L}});

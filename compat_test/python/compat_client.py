@@ -42,7 +42,7 @@ def load_proto(proto, build):
 
 class Conn:
     """One connection: request ids from 0, replies matched by id in any
-    order, as the Fluss Java client does (wire.md §1-2)."""
+    order, as the Fluss Java client does (docs/protocol.md §1-2)."""
 
     def __init__(self, addr, timeout=30):
         host, port = addr.rsplit(":", 1)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the golden vectors of compat_test from the field tables of
-../shared/spec/wire.md (§1 framing, §6 messages) and storage.md (§1.2, §5,
+docs/protocol.md (§1 framing, §6 messages) and docs/storage-format.md (§1.2, §5,
 §6), by hand: every tag, varint and length is spelled out here, with a
 line of explanation per piece, independently of any protobuf library and of
 the sidecar's Go encoder (which the Go tests check against these files).
@@ -30,7 +30,7 @@ REF_NODE_ID = 0  # sidecar.node-id default
 
 def varint(n):
     """Base-128 varint; a negative int32/int64 is its 64-bit two's
-    complement, so always 10 bytes (wire.md §6, Java codec)."""
+    complement, so always 10 bytes (docs/protocol.md §6, Java codec)."""
     if n < 0:
         n += 1 << 64
     out = b""
@@ -181,7 +181,7 @@ vec("api_versions_request", request(1000, 0, f_bytes(1, "client_software_name", 
                                     + f_bytes(2, "client_software_version", "0.1.0")),
     meaning="The Java client's first request on every connection: API_VERSIONS v0, request id 0, "
             "client_software_name \"fluss\", client_software_version \"0.1.0\".",
-    api_key=1000, message="ApiVersionsRequest", source="wire.md §1 example",
+    api_key=1000, message="ApiVersionsRequest", source="docs/protocol.md §1 example",
     decoded={"client_software_name": "fluss", "client_software_version": "0.1.0"}, scenario="main")
 
 vec("api_versions_response", success(0, sum((f_msg(1, "api_versions", api_version(k)) for k, _ in SERVED), [])),
@@ -192,8 +192,8 @@ vec("api_versions_response", success(0, sum((f_msg(1, "api_versions", api_versio
     scenario="main")
 
 vec("metadata_request_empty", request(1012, 1, []),
-    meaning="GET_METADATA with an empty body, as the Java client bootstraps (wire.md §7).",
-    api_key=1012, message="MetadataRequest", decoded={}, source="wire.md §7", scenario="main")
+    meaning="GET_METADATA with an empty body, as the Java client bootstraps (docs/protocol.md §7).",
+    api_key=1012, message="MetadataRequest", decoded={}, source="docs/protocol.md §7", scenario="main")
 
 vec("metadata_response", success(1, f_msg(1, "coordinator_server", server_node())
                                  + f_msg(2, "tablet_servers", server_node())),
@@ -241,7 +241,7 @@ vec("get_request_missing", request(1054, 5, producer_id("job-missing")),
 vec("get_response_not_found", success(5, []),
     meaning="Not found is an EMPTY SUCCESS body (no producer_id): Java returns null, Rust producer_id None.",
     api_key=1054, message="GetProducerOffsetsResponse", decoded={}, scenario="main",
-    source="wire.md §7, §9")
+    source="docs/protocol.md §7, §9")
 
 vec("delete_request", request(1055, 6, producer_id("job-1")),
     meaning="DELETE job-1.", api_key=1055, message="DeleteProducerOffsetsRequest",
@@ -256,7 +256,7 @@ vec("get_request_invalid_id", request(1054, 7, producer_id("a b")),
     message="GetProducerOffsetsRequest", decoded={"producer_id": "a b"}, scenario="main")
 
 vec("error_63_invalid_producer_id", error(7, 63, MSG_63_SPACE),
-    meaning="ERROR 63 INVALID_PRODUCER_ID_EXCEPTION with the coordinator's exact message (storage.md §7.4).",
+    meaning="ERROR 63 INVALID_PRODUCER_ID_EXCEPTION with the coordinator's exact message (docs/storage-format.md §7.4).",
     api_key=1054, message="ErrorResponse", decoded={"error_code": 63, "error_message": MSG_63_SPACE},
     scenario="main")
 
@@ -347,19 +347,19 @@ vec("delete_response_17", success(17, []), meaning="Empty SUCCESS for request 17
 vec("authenticate_request_plain", request(1038, 1, f_bytes(1, "protocol", "PLAIN")
                                           + f_bytes(2, "token", b"\x00user\x00pass")),
     meaning="AUTHENTICATE with SASL/PLAIN: protocol \"PLAIN\", token \"\\0user\\0pass\" (authzid empty).",
-    api_key=1038, message="AuthenticateRequest", source="wire.md §2",
+    api_key=1038, message="AuthenticateRequest", source="docs/protocol.md §2",
     decoded={"protocol": "PLAIN", "token": "AHVzZXIAcGFzcw=="}, scenario="auth")
 vec("error_46_plaintext", error(1, 46, MSG_46),
     meaning="A PLAINTEXT listener answers a PLAIN AUTHENTICATE with ERROR 46 and the coordinator's message "
-            "(wire.md §3); the connection stays open.",
-    api_key=1038, message="ErrorResponse", source="wire.md §3",
+            "(docs/protocol.md §3); the connection stays open.",
+    api_key=1038, message="ErrorResponse", source="docs/protocol.md §3",
     decoded={"error_code": 46, "error_message": MSG_46}, scenario="auth")
 vec("authenticate_request_plaintext", request(1038, 2, f_bytes(1, "protocol", "PLAINTEXT")
                                               + f_bytes(2, "token", b"")),
     meaning="AUTHENTICATE with the listener's own protocol PLAINTEXT and an empty token.",
     api_key=1038, message="AuthenticateRequest", decoded={"protocol": "PLAINTEXT", "token": ""}, scenario="auth")
 vec("authenticate_response_plaintext", success(2, []),
-    meaning="A matching protocol gets an empty AuthenticateResponse (wire.md §3).", api_key=1038,
+    meaning="A matching protocol gets an empty AuthenticateResponse (docs/protocol.md §3).", api_key=1038,
     message="AuthenticateResponse", decoded={}, scenario="auth")
 
 # ---- connection "failure": a frame with a negative length.
@@ -367,31 +367,31 @@ vec("negative_length_frame", [(be(-1, 4), "length = -1 (invalid)", 0)],
     meaning="Four bytes FF FF FF FF: a negative frame length.", scenario="failure")
 vec("server_failure_negative_length", server_failure(-1, "invalid frame: negative length -1"),
     meaning="SERVER_FAILURE (type 2, no request id) with code -1, then the sidecar closes the connection "
-            "(wire.md §1). Clients compare type and code; the text is the sidecar's.",
+            "(docs/protocol.md §1). Clients compare type and code; the text is the sidecar's.",
     message="ErrorResponse", exact="code",
     decoded={"error_code": -1, "error_message": "invalid frame: negative length -1"}, scenario="failure")
 
 # ---- encoder-only vectors (checked by the Go tests, not sent by the clients).
 vec("authenticate_response_plain", success(1, f_bytes(1, "challenge", b"")),
-    meaning="A SASL server's PLAIN success: challenge = empty bytes, 0A 00 (wire.md §3). The Rust client "
+    meaning="A SASL server's PLAIN success: challenge = empty bytes, 0A 00 (docs/protocol.md §3). The Rust client "
             "answers even this empty challenge with a second AUTHENTICATE.",
-    api_key=1038, message="AuthenticateResponse", source="wire.md §3", decoded={"challenge": ""})
+    api_key=1038, message="AuthenticateResponse", source="docs/protocol.md §3", decoded={"challenge": ""})
 vec("error_63_bare", error(7, 63),
     meaning="ERROR for request 7, code 63, no message (the client shows the default message).",
-    message="ErrorResponse", source="wire.md §1 example", decoded={"error_code": 63})
+    message="ErrorResponse", source="docs/protocol.md §1 example", decoded={"error_code": 63})
 vec("error_minus1_bare", error(3, -1),
     meaning="ERROR code -1 UNKNOWN_SERVER_ERROR: a negative int32 is a 10-byte varint.",
-    message="ErrorResponse", source="wire.md §1 example", decoded={"error_code": -1})
+    message="ErrorResponse", source="docs/protocol.md §1 example", decoded={"error_code": -1})
 vec("error_2_bare", error(4, 2), meaning="ERROR code 2 UNSUPPORTED_VERSION, default message.",
     message="ErrorResponse", decoded={"error_code": 2})
 vec("error_3_bare", error(5, 3), meaning="ERROR code 3 CORRUPT_MESSAGE, default message.",
     message="ErrorResponse", decoded={"error_code": 3})
 vec("error_48_authorization", error(6, 48, MSG_48),
     meaning="ERROR 48 AUTHORIZATION_EXCEPTION with Fluss's message (note the trailing space).",
-    message="ErrorResponse", source="storage.md §3.2", decoded={"error_code": 48, "error_message": MSG_48})
+    message="ErrorResponse", source="docs/storage-format.md §3.2", decoded={"error_code": 48, "error_message": MSG_48})
 vec("server_failure_bare", server_failure(-1),
     meaning="SERVER_FAILURE with code -1 and no message: type byte 2, then the ErrorResponse, no request id.",
-    message="ErrorResponse", source="wire.md §1", decoded={"error_code": -1})
+    message="ErrorResponse", source="docs/protocol.md §1", decoded={"error_code": -1})
 
 
 def header_fields(pieces, kind):
@@ -446,43 +446,43 @@ def write_frames():
 
 
 # ---------------------------------------------------------------- storage
-# storage.md §1.2 (producer znode) and §6 (offsets file): the exact bytes
+# docs/storage-format.md §1.2 (producer znode) and §6 (offsets file): the exact bytes
 # from the spec, with what they mean as data.
 
 STORAGE = [
-    {"name": "znode_empty", "kind": "producer_znode", "source": "storage.md §1.2",
+    {"name": "znode_empty", "kind": "producer_znode", "source": "docs/storage-format.md §1.2",
      "json": '{"version":1,"expiration_time":1735538268000,"tables":[]}',
      "snapshot": {"expiration_time": 1735538268000, "tables": []}},
-    {"name": "znode_two_tables", "kind": "producer_znode", "source": "storage.md §1.2",
+    {"name": "znode_two_tables", "kind": "producer_znode", "source": "docs/storage-format.md §1.2",
      "json": '{"version":1,"expiration_time":1735538268000,"tables":[{"table_id":100,"offsets_path":"oss://bucket/path/uuid1.offsets"},{"table_id":200,"offsets_path":"s3://bucket/path/uuid2.offsets"}]}',
      "snapshot": {"expiration_time": 1735538268000, "tables": [
          {"table_id": 100, "offsets_path": "oss://bucket/path/uuid1.offsets"},
          {"table_id": 200, "offsets_path": "s3://bucket/path/uuid2.offsets"}]}},
-    {"name": "znode_hashmap_order", "kind": "producer_znode", "source": "storage.md §1.2 (HashMap order)",
+    {"name": "znode_hashmap_order", "kind": "producer_znode", "source": "docs/storage-format.md §1.2 (HashMap order)",
      "meaning": "tables given in the order 2,17,100,200,1 are written in Java HashMap<Long> order 17,1,2,100,200",
      "json": '{"version":1,"expiration_time":5,"tables":[{"table_id":17,"offsets_path":"/r/17"},{"table_id":1,"offsets_path":"/r/1"},{"table_id":2,"offsets_path":"/r/2"},{"table_id":100,"offsets_path":"/r/100"},{"table_id":200,"offsets_path":"/r/200"}]}',
      "snapshot": {"expiration_time": 5, "tables": [
          {"table_id": t, "offsets_path": "/r/%d" % t} for t in (2, 17, 100, 200, 1)]},
      "decoded_tables": [17, 1, 2, 100, 200]},
-    {"name": "offsets_empty", "kind": "offsets_file", "source": "storage.md §6",
+    {"name": "offsets_empty", "kind": "offsets_file", "source": "docs/storage-format.md §6",
      "json": '{"version":1,"table_id":1}', "table_id": 1, "buckets": []},
-    {"name": "offsets_nonpartitioned", "kind": "offsets_file", "source": "storage.md §6",
+    {"name": "offsets_nonpartitioned", "kind": "offsets_file", "source": "docs/storage-format.md §6",
      "json": '{"version":1,"table_id":4,"bucket_offsets":[100,200,300]}', "table_id": 4,
      "buckets": [{"bucket_id": 0, "log_end_offset": 100}, {"bucket_id": 1, "log_end_offset": 200},
                  {"bucket_id": 2, "log_end_offset": 300}]},
-    {"name": "offsets_nonpartitioned_holes", "kind": "offsets_file", "source": "storage.md §6",
+    {"name": "offsets_nonpartitioned_holes", "kind": "offsets_file", "source": "docs/storage-format.md §6",
      "meaning": "buckets 1 and 3 are missing: written as -1, dropped on read",
      "json": '{"version":1,"table_id":5,"bucket_offsets":[100,-1,300,-1,500]}', "table_id": 5,
      "buckets": [{"bucket_id": 0, "log_end_offset": 100}, {"bucket_id": 2, "log_end_offset": 300},
                  {"bucket_id": 4, "log_end_offset": 500}]},
-    {"name": "offsets_partitioned", "kind": "offsets_file", "source": "storage.md §6",
+    {"name": "offsets_partitioned", "kind": "offsets_file", "source": "docs/storage-format.md §6",
      "json": '{"version":1,"table_id":6,"partition_offsets":[{"partition_id":1,"bucket_offsets":[100,200]},{"partition_id":2,"bucket_offsets":[300,400]}]}',
      "table_id": 6,
      "buckets": [{"partition_id": 1, "bucket_id": 0, "log_end_offset": 100},
                  {"partition_id": 1, "bucket_id": 1, "log_end_offset": 200},
                  {"partition_id": 2, "bucket_id": 0, "log_end_offset": 300},
                  {"partition_id": 2, "bucket_id": 1, "log_end_offset": 400}]},
-    {"name": "offsets_partitioned_holes", "kind": "offsets_file", "source": "storage.md §6",
+    {"name": "offsets_partitioned_holes", "kind": "offsets_file", "source": "docs/storage-format.md §6",
      "json": '{"version":1,"table_id":7,"partition_offsets":[{"partition_id":1,"bucket_offsets":[100,-1,300]},{"partition_id":2,"bucket_offsets":[-1,400,-1,600]}]}',
      "table_id": 7,
      "buckets": [{"partition_id": 1, "bucket_id": 0, "log_end_offset": 100},
@@ -491,7 +491,7 @@ STORAGE = [
                  {"partition_id": 2, "bucket_id": 3, "log_end_offset": 600}]},
 ]
 
-# storage.md §5: FsPath(String).toString(), and the offsets file path of
+# docs/storage-format.md §5: FsPath(String).toString(), and the offsets file path of
 # producer my-producer-1, table 12345, uuid U under a remote.data.dir.
 U = "550e8400-e29b-41d4-a716-446655440000"
 FSPATH = [

@@ -20,7 +20,7 @@ func pb(partition int64, bucket int32, off int64) offsets.BucketOffset {
 	return offsets.BucketOffset{Partitioned: true, PartitionID: partition, BucketID: bucket, LogEndOffset: off}
 }
 
-// The five byte strings of §6 (TableBucketOffsetsJsonSerdeTest).
+// The five byte strings of docs/storage-format.md §6 (Fluss's own serializer test).
 var goldenOffsets = []struct {
 	file string
 	t    offsets.TableOffsets

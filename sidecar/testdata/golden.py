@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Derives the golden frames in this directory from the field tables of
-wire.md §1 and §6 by hand: protobuf tags, varints and lengths are spelled out
+docs/protocol.md §1 and §6 by hand: protobuf tags, varints and lengths are spelled out
 here, independently of the Go encoder the tests check. Run it to regenerate
 the .hex files; the tests never run it."""
 
@@ -79,9 +79,9 @@ def server_node(node_id, host, port):
 EXPIRATION = 1735538268000 + 24 * 3600 * 1000  # the tests' clock + 24h
 
 frames = {
-    # wire.md §1: Java's first request.
+    # docs/protocol.md §1: Java's first request.
     "api_versions_request": request(1000, 0, 0, f_bytes(1, "fluss") + f_bytes(2, "0.1.0")),
-    # wire.md §1: ERROR for request 7, code 63, no message.
+    # docs/protocol.md §1: ERROR for request 7, code 63, no message.
     "error_63_bare": error(7, 63),
     # What the sidecar answers request 7 for producer id "a b".
     "error_63_response": error(7, 63, "Invalid producer ID 'a b': 'a b' contains one or more characters other than ASCII alphanumerics, '_' and '-'"),

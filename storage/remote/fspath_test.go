@@ -14,7 +14,7 @@ func TestParseFsPath(t *testing.T) {
 		path      string
 		str       string
 	}{
-		// §5 examples.
+		// docs/storage-format.md §5 examples.
 		{in: "file:///x", scheme: "file", path: "/x", str: "file:/x"},
 		{in: "file:/x", scheme: "file", path: "/x", str: "file:/x"},
 		{in: "/tmp//fluss///remote//", path: "/tmp/fluss/remote", str: "/tmp/fluss/remote"},
@@ -148,7 +148,7 @@ func TestFsPathJoin(t *testing.T) {
 	}
 }
 
-// The stored offsets_path for each remote.data.dir form of §5: producer
+// The stored offsets_path for each remote.data.dir form of docs/storage-format.md §5: producer
 // my-producer-1, table 12345, a fixed uuid.
 func TestOffsetsPathTable(t *testing.T) {
 	const file = "producers/my-producer-1/12345/550e8400-e29b-41d4-a716-446655440000.offsets"

@@ -610,7 +610,7 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// checkProducerID accepts the producer ids Fluss accepts (§7.4): 1 to 200
+// checkProducerID accepts the producer ids Fluss accepts (docs/storage-format.md §7.4): 1 to 200
 // ASCII letters, digits, '_' or '-'.
 func checkProducerID(id string) error {
 	if id == "" || len(id) > 200 {

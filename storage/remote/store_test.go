@@ -462,7 +462,7 @@ func testWriteRefused(t *testing.T, be backend) {
 	}
 }
 
-// The exact offsets_path strings of §5 for a fixed uuid, with the producers
+// The exact offsets_path strings of docs/storage-format.md §5 for a fixed uuid, with the producers
 // directory qualified even for a bare local path (W1).
 func TestWriteOffsetsPathForms(t *testing.T) {
 	const file = "/producers/my-producer-1/12345/" + testUUID + ".offsets"
@@ -498,7 +498,7 @@ func TestWriteOffsetsPathForms(t *testing.T) {
 			if _, err := s.ReadOffsets(ctx, got); err != nil {
 				t.Errorf("ReadOffsets(%q): %v", got, err)
 			}
-			// What a Java coordinator stores for the same file (§5 table):
+			// What a Java coordinator stores for the same file (docs/storage-format.md §5 table):
 			// for a bare dir the unqualified path. It must be readable too.
 			javaStored := MustParseFsPath(tt.dir).Join("producers/my-producer-1/12345/" + testUUID + ".offsets").String()
 			if _, err := s.ReadOffsets(ctx, javaStored); err != nil {

@@ -27,7 +27,7 @@ type env struct {
 }
 
 // The snapshots of Fluss's ProducerOffsetsJsonSerdeTest, with the exact
-// bytes a coordinator stores for them (spec §1.2).
+// bytes a coordinator stores for them (docs/storage-format.md §1.2).
 var (
 	snapEmpty      = offsets.Snapshot{ExpirationTime: 1735538268000, Tables: []offsets.FileRef{}}
 	snapEmptyBytes = `{"version":1,"expiration_time":1735538268000,"tables":[]}`
@@ -289,7 +289,7 @@ func (e *env) rawFileExists(path string) bool {
 	return found
 }
 
-// Offsets of every shape a file can hold (spec §6).
+// Offsets of every shape a file can hold (docs/storage-format.md §6).
 var (
 	tablePlain = offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{
 		{BucketID: 4, LogEndOffset: 500}, {BucketID: 0, LogEndOffset: 100}, {BucketID: 2, LogEndOffset: 300},

@@ -192,7 +192,7 @@ func testEndedContext(e *env) {
 
 // Producer ids that are not one path segment are refused by every call
 // that takes one, for good, and nothing is created for them; WriteOffsets
-// also refuses the ids Fluss refuses (spec §7.4), which name no file a
+// also refuses the ids Fluss refuses (docs/storage-format.md §7.4), which name no file a
 // coordinator could have written.
 func testInvalidProducerIDs(e *env) {
 	inc := e.create("a", snapN(1))

@@ -53,7 +53,7 @@ func testFileRoundTrip(e *env) {
 		e.t.Errorf("the backend holds %q, want what was written: %q", files, written)
 	}
 
-	// Files a coordinator wrote (spec §6).
+	// Files a coordinator wrote (docs/storage-format.md §6).
 	for i, c := range []struct {
 		data string
 		want offsets.TableOffsets

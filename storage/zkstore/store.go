@@ -28,7 +28,7 @@ const ProducersPath = "/producers"
 
 // Store reads and writes producer snapshot znodes,
 // /producers/<producerId>, with exactly the bytes a Fluss coordinator
-// stores. Producer ids must already be validated (see the spec's §7.4); the
+// stores. Producer ids must already be validated (see docs/storage-format.md §7.4); the
 // store only refuses ids that are not a single path segment.
 //
 // Unlike a coordinator, the store never leaves a snapshot at data version 0
