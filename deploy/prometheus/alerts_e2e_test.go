@@ -208,7 +208,7 @@ func (p *promServer) alertState(t *testing.T, name, instance string) string {
 // FlussSidecarZooKeeperDisconnected, which resolves once ZooKeeper is back;
 // the producers directory remounted read-only fires
 // FlussSidecarRemoteStorageRefusesWrites, which resolves once it is
-// writable again.
+// writable again. The sidecar stopped fires FlussSidecarDown.
 func TestAlertsFireOnRealPrometheus(t *testing.T) {
 	zk := zktest.StartT(t)
 	dir := t.TempDir()
@@ -262,6 +262,13 @@ func TestAlertsFireOnRealPrometheus(t *testing.T) {
 		waitFor(t, f.alert+" to resolve", func() bool { return p.alertState(t, f.alert, instance) == "" })
 		t.Logf("%s: fired %v after the fault, resolved %v after it was removed", f.alert, fired.Round(100*time.Millisecond), time.Since(cleared).Round(100*time.Millisecond))
 	}
+	// Last, the sidecar stops: Prometheus's up series for the job named
+	// fluss-sidecar fires FlussSidecarDown (there is nothing to resolve it
+	// with: a new sidecar would take another port).
+	stopped := time.Now()
+	a.Close()
+	waitFor(t, "FlussSidecarDown to fire", func() bool { return p.alertState(t, "FlussSidecarDown", instance) == "firing" })
+	t.Logf("FlussSidecarDown: fired %v after the sidecar stopped", time.Since(stopped).Round(100*time.Millisecond))
 	if out := p.log.String(); strings.Contains(out, "level=error") {
 		t.Errorf("prometheus logged errors:\n%s", out)
 	}
