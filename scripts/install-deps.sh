@@ -3,7 +3,8 @@
 # ZooKeeper (with Java), protoc, and for compat_test's foreign-language
 # clients a JDK with javac, protobuf-java and Python's protobuf, and for its
 # storage check the Jackson jars (the JSON library of a Fluss coordinator), and
-# buildah for the container image. Runs
+# buildah for the container image, and Prometheus (promtool and the server)
+# for deploy/prometheus's rule tests. Runs
 # apt-get update once, only when something is missing. Then the npm packages
 # the tests use as independent implementations (see install_npm below).
 set -euo pipefail
@@ -24,6 +25,9 @@ done
 # deploy/image builds the container image without a daemon, with the host's CA bundle.
 command -v buildah >/dev/null || missing+=(buildah)
 [ -s /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+# deploy/prometheus runs promtool and starts its own Prometheus on a free
+# loopback port; the package's own service is never used.
+{ command -v promtool >/dev/null && command -v prometheus >/dev/null; } || missing+=(prometheus)
 
 # install_npm installs pinned npm packages into .deps/node (git-ignored),
 # only those missing or at another version; nothing is fetched when all are
