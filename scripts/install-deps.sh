@@ -68,5 +68,18 @@ if [ "${#missing[@]}" -ne 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
 	apt-get install -y -q "${missing[@]}"
+	# Debian's prometheus package starts its own server (and the node
+	# exporter it recommends) on every interface where an init system
+	# runs. The tests start their own Prometheus on loopback; stop and
+	# disable the package's so nothing listens beyond 127.0.0.1.
+	if printf '%s\n' "${missing[@]}" | grep -qx prometheus; then
+		for svc in prometheus prometheus-node-exporter; do
+			if [ -d /run/systemd/system ]; then
+				systemctl disable --now "$svc" >/dev/null 2>&1 || true
+			elif command -v service >/dev/null; then
+				service "$svc" stop >/dev/null 2>&1 || true
+			fi
+		done
+	fi
 fi
 install_npm
