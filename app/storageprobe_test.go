@@ -4,8 +4,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,40 +17,13 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 )
 
-// producersLock makes <dir>/producers refuse writes while the directory
-// above it stays writable, and returns what lifts the refusal. As root
-// (make test) permission bits do not stop writes, so producers becomes a
-// tmpfs remounted read-only; otherwise its mode drops to 0555.
-func producersLock(t *testing.T, dir string) (lock, unlock func()) {
-	t.Helper()
-	p := filepath.Join(dir, "producers")
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() != 0 {
-		return func() { os.Chmod(p, 0o555) }, func() { os.Chmod(p, 0o755) }
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", p).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", p).Run() })
-	remount := func(mode string) func() {
-		return func() {
-			if out, err := exec.Command("mount", "-o", "remount,"+mode, p).CombinedOutput(); err != nil {
-				t.Fatalf("remount %s %s: %v: %s", mode, p, err, out)
-			}
-		}
-	}
-	return remount("ro"), remount("rw")
-}
-
 // TestStartRefusesUnwritableProducers: the start-up probe writes where
 // offsets files go, so a producers directory that refuses writes (the one
 // above it accepts them) fails the start with one line naming it; before,
 // the sidecar started, reported ready, and failed every REGISTER.
 func TestStartRefusesUnwritableProducers(t *testing.T) {
 	dir := t.TempDir()
-	lock, _ := producersLock(t, dir)
+	lock, _ := storagetest.ProducersLock(t, dir)
 	lock()
 	s, err := app.FromConfig(apptest.Config(t, sharedZK, map[string]string{"remote.data.dir": "file://" + dir}))
 	if err != nil {
@@ -84,7 +55,7 @@ func TestStartRefusesUnwritableProducers(t *testing.T) {
 // once it takes them.
 func TestReadyzStorageStopsAcceptingWrites(t *testing.T) {
 	dir := t.TempDir()
-	lock, unlock := producersLock(t, dir)
+	lock, unlock := storagetest.ProducersLock(t, dir)
 	var logs syncbuf.Buffer
 	c := apptest.Config(t, sharedZK, reporterOn(map[string]string{
 		"remote.data.dir": "file://" + dir, app.KeyStorageCheckInterval: "50ms",

@@ -3,7 +3,7 @@ package bench
 import (
 	"time"
 
-	"github.com/prometheus/procfs"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // The storms charge each side of a comparison the CPU time its server
@@ -11,19 +11,10 @@ import (
 // kernel's own accounting of those processes: throughput alone hides a
 // server that keeps up by burning the cores another process would use.
 
-// pidCPU is the user and system CPU time process pid has used so far, from
-// /proc/<pid>/stat; ok is false where that cannot be read.
-func pidCPU(pid int) (time.Duration, bool) {
-	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return 0, false
-	}
-	st, err := p.Stat()
-	if err != nil {
-		return 0, false
-	}
-	return time.Duration(st.CPUTime() * float64(time.Second)), true
-}
+// pidCPU is the user and system CPU time process pid has used so far
+// (zktest reads it from /proc/<pid>/stat); ok is false where that cannot
+// be read.
+func pidCPU(pid int) (time.Duration, bool) { return zktest.ProcessCPUTime(pid) }
 
 // cpuCost is the CPU time spent in measured windows by a target's server
 // process and by ZooKeeper, and the requests answered in them.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
@@ -212,7 +213,7 @@ func (p *promServer) alertState(t *testing.T, name, instance string) string {
 func TestAlertsFireOnRealPrometheus(t *testing.T) {
 	zk := zktest.StartT(t)
 	dir := t.TempDir()
-	lock, unlock := producersLock(t, dir)
+	lock, unlock := storagetest.ProducersLock(t, dir)
 	a := apptest.Start(t, zk.Addr, reporterOn(map[string]string{
 		app.KeyRemoteDataDir:        "file://" + dir,
 		app.KeyStorageCheckInterval: "200ms",

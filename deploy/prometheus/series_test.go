@@ -19,6 +19,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -184,7 +185,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func exercisedSidecars(t *testing.T) (names, proxyOnly map[string]bool) {
 	zk := zktest.StartT(t)
 	dir := t.TempDir()
-	lock, unlock := producersLock(t, dir)
+	lock, unlock := storagetest.ProducersLock(t, dir)
 	a := apptest.Start(t, zk.Addr, reporterOn(map[string]string{
 		app.KeyRemoteDataDir:   "file://" + dir,
 		app.KeyMaxConnections:  "1",

@@ -6,10 +6,10 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// processCPUTime is the user and system CPU time of process pid, from
+// ProcessCPUTime is the user and system CPU time of process pid, from
 // /proc/<pid>/stat (through procfs, which the Prometheus process collector
 // already uses); ok is false where that cannot be read.
-func processCPUTime(pid int) (time.Duration, bool) {
+func ProcessCPUTime(pid int) (time.Duration, bool) {
 	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0, false

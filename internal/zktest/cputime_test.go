@@ -22,7 +22,7 @@ func TestProcessCPUTimeReadsThisProcess(t *testing.T) {
 			}
 		}
 	}
-	got, ok := processCPUTime(os.Getpid())
+	got, ok := ProcessCPUTime(os.Getpid())
 	if !ok {
 		t.Fatal("could not read /proc/<pid>/stat")
 	}
@@ -30,7 +30,7 @@ func TestProcessCPUTimeReadsThisProcess(t *testing.T) {
 	if got < 50*time.Millisecond {
 		t.Fatalf("CPU time %v, want at least 50ms after burning 100ms", got)
 	}
-	if _, ok := processCPUTime(-1); ok {
+	if _, ok := ProcessCPUTime(-1); ok {
 		t.Fatal("a process that does not exist has a CPU time")
 	}
 }

@@ -577,7 +577,7 @@ func (s *Server) CPUTime() (d time.Duration, ok bool) {
 	if cmd == nil || cmd.Process == nil {
 		return 0, false
 	}
-	return processCPUTime(cmd.Process.Pid)
+	return ProcessCPUTime(cmd.Process.Pid)
 }
 
 // Java returns the java binary and the class path of ZooKeeper's jars, for

@@ -1,4 +1,4 @@
-package prometheus
+package storagetest
 
 import (
 	"os"
@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// producersLock makes <dir>/producers refuse writes while the directory
-// above it stays writable, as app's storage probe tests do, and returns
-// what lifts the refusal. As root (make test) permission bits do not stop
-// writes, so producers becomes a tmpfs remounted read-only; otherwise its
-// mode drops to 0555.
-func producersLock(t *testing.T, dir string) (lock, unlock func()) {
+// ProducersLock makes <dir>/producers refuse writes while the directory
+// above it stays writable, and returns what turns the refusal on and what
+// lifts it. As root (make test) permission bits do not stop writes, so
+// producers becomes a tmpfs remounted read-only; otherwise its mode drops
+// to 0555. Where a tmpfs cannot be mounted the test is skipped.
+func ProducersLock(t testing.TB, dir string) (lock, unlock func()) {
 	t.Helper()
 	p := filepath.Join(dir, "producers")
 	if err := os.MkdirAll(p, 0o755); err != nil {
