@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -176,16 +175,7 @@ func (p *promServer) query(t *testing.T, expr string) []string {
 
 func (p *promServer) get(t *testing.T, path string, v any) {
 	t.Helper()
-	c := http.Client{Timeout: 20 * time.Second}
-	resp, err := c.Get("http://" + p.addr + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := httpBody(t, "http://"+p.addr+path)
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("%s: %v: %s", path, err, body)
 	}

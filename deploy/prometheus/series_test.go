@@ -98,13 +98,11 @@ func TestSeriesNames(t *testing.T) {
 	}
 }
 
-// metricNames scrapes a sidecar's /metrics and returns the series names it
-// exports: each family's name, and for histograms and summaries the
-// _bucket, _sum and _count series Prometheus stores.
-func metricNames(t *testing.T, addr string) map[string]bool {
+// httpBody GETs url (on loopback) and returns its body.
+func httpBody(t *testing.T, url string) []byte {
 	t.Helper()
 	c := http.Client{Timeout: 20 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
+	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +111,15 @@ func metricNames(t *testing.T, addr string) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return body
+}
+
+// metricNames scrapes a sidecar's /metrics and returns the series names it
+// exports: each family's name, and for histograms and summaries the
+// _bucket, _sum and _count series Prometheus stores.
+func metricNames(t *testing.T, addr string) map[string]bool {
+	t.Helper()
+	body := httpBody(t, "http://"+addr+"/metrics")
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
 	if err != nil {
