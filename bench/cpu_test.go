@@ -60,6 +60,19 @@ func (w cpuWindow) end(c *cpuCost, zkCPU func() (time.Duration, bool)) {
 	c.zk += zk1 - w.zk0
 }
 
+// add sums o into c: the sum is known only where both were.
+func (c *cpuCost) add(o cpuCost) {
+	if c.windows == 0 {
+		*c = o
+		return
+	}
+	c.server += o.server
+	c.zk += o.zk
+	c.serverOK = c.serverOK && o.serverOK
+	c.zkOK = c.zkOK && o.zkOK
+	c.windows += o.windows
+}
+
 // perRequest is a CPU time divided over reqs requests, in microseconds;
 // ok false gives -1 (printed as n/a).
 func perRequest(d time.Duration, ok bool, reqs int) float64 {

@@ -76,7 +76,16 @@ func BenchmarkGetStormScale(b *testing.B) {
 	var tbl strings.Builder
 	fmt.Fprintf(&tbl, "GET storm at scale, %d CPUs (GOMAXPROCS %d), load generator's open-files limit %d; ratios are within this run\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), fdLimit.Cur)
-	fmt.Fprintf(&tbl, "%-6s %-8s %10s %9s %9s %8s %7s\n", "conns", "target", "req/s", "p50", "p99", "refused", "errors")
+	fmt.Fprintf(&tbl, "server-cpu and zk-cpu: microseconds of CPU per GET of the target's own process and of ZooKeeper\n")
+	fmt.Fprintf(&tbl, "%-6s %-8s %10s %9s %9s %8s %7s %11s %8s\n", "conns", "target", "req/s", "p50", "p99", "refused", "errors", "server-cpu", "zk-cpu")
+	// measured loads one target's connections for d, charging its server
+	// process and ZooKeeper the CPU time they spent meanwhile.
+	measured := func(t string, s *scaleConns, d time.Duration) *scaleResult {
+		w := startCPUWindow(e.pids[t], zkServer.CPUTime)
+		r := s.load(d)
+		w.end(&r.cpu, zkServer.CPUTime)
+		return r
+	}
 	b.ResetTimer()
 	for range b.N {
 		for _, n := range counts {
@@ -94,7 +103,7 @@ func BenchmarkGetStormScale(b *testing.B) {
 				for sl := range scaleSlices {
 					for k := range targets {
 						t := targets[(k+sl)%len(targets)]
-						res[t] = res[t].merge(sets[t].load(scaleSlice))
+						res[t] = res[t].merge(measured(t, sets[t], scaleSlice))
 					}
 				}
 				for _, t := range targets {
@@ -106,7 +115,7 @@ func BenchmarkGetStormScale(b *testing.B) {
 				for _, t := range targets {
 					s := e.open(b, t, n)
 					warm := s.load(scaleWarm).errors // only the errors count
-					res[t] = s.load(scaleSlices * scaleSlice)
+					res[t] = measured(t, s, scaleSlices*scaleSlice)
 					res[t].refused = s.refused
 					res[t].errors += warm
 					s.close()
@@ -118,14 +127,22 @@ func BenchmarkGetStormScale(b *testing.B) {
 			}
 			for _, t := range targets {
 				r := res[t]
-				fmt.Fprintf(&tbl, "%-6d %-8s %10.0f %9v %9v %8d %7d%s\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond),
-					r.pct(0.99).Round(time.Microsecond), r.refused, r.errors, how)
+				fmt.Fprintf(&tbl, "%-6d %-8s %10.0f %9v %9v %8d %7d %11s %8s%s\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond),
+					r.pct(0.99).Round(time.Microsecond), r.refused, r.errors, fmtCPU(r.serverCPU()), fmtCPU(r.zkCPU()), how)
 			}
 			nothing := res["nothing"]
 			for _, t := range targets[1:] {
 				b.ReportMetric(res[t].rate()/nothing.rate(), fmt.Sprintf("c%d-%s/nothing", n, t))
 				b.ReportMetric(float64(res[t].refused), fmt.Sprintf("c%d-%s-refused", n, t))
 				b.ReportMetric(float64(res[t].errors), fmt.Sprintf("c%d-%s-errors", n, t))
+				if ratio := cpuRatio(res[t].serverCPU(), nothing.serverCPU()); ratio > 0 {
+					b.ReportMetric(ratio, fmt.Sprintf("c%d-cpu-%s/nothing", n, t))
+				}
+			}
+			for _, t := range targets {
+				if v := res[t].serverCPU(); v >= 0 {
+					b.ReportMetric(v, fmt.Sprintf("c%d-%s-server-cpu-us/req", n, t))
+				}
 			}
 		}
 	}
@@ -147,6 +164,7 @@ const (
 // scaleEnv is the storm at scale's servers, each in its own process.
 type scaleEnv struct {
 	addrs map[string]string // target → address
+	pids  map[string]int    // target → its process id
 	body  []byte            // the GET request for the storm id
 }
 
@@ -158,11 +176,10 @@ func startScaleEnv(b *testing.B) *scaleEnv {
 		b.Fatal(err)
 	}
 	b.Cleanup(coord.Close)
-	e := &scaleEnv{addrs: map[string]string{
-		"sidecar": startChild(b, "sidecar", env...),
-		"proxy": startChild(b, "sidecar", append(env, childKVEnv+"="+app.KeyMode+"="+app.ModeProxy+
-			";"+app.KeyUpstreamAddress+"="+coord.Addr())...),
-	}}
+	e := &scaleEnv{addrs: map[string]string{}, pids: map[string]int{}}
+	e.addrs["sidecar"], e.pids["sidecar"] = startChildPID(b, "sidecar", env...)
+	e.addrs["proxy"], e.pids["proxy"] = startChildPID(b, "sidecar", append(env, childKVEnv+"="+app.KeyMode+"="+app.ModeProxy+
+		";"+app.KeyUpstreamAddress+"="+coord.Addr())...)
 	ctx := context.Background()
 	c, err := wire.Dial(ctx, e.addrs["sidecar"], wire.ClientOptions{})
 	if err != nil {
@@ -181,7 +198,7 @@ func startScaleEnv(b *testing.B) *scaleEnv {
 	if err != nil || r.Type != wire.ResponseSuccess {
 		b.Fatalf("get: %v %v", err, r.Err())
 	}
-	e.addrs["nothing"] = startChild(b, "nothing", childBodyEnv+"="+hex.EncodeToString(r.Body))
+	e.addrs["nothing"], e.pids["nothing"] = startChildPID(b, "nothing", childBodyEnv+"="+hex.EncodeToString(r.Body))
 	return e
 }
 
@@ -284,6 +301,7 @@ func (r *scaleResult) merge(o *scaleResult) *scaleResult {
 	r.reqs += o.reqs
 	r.elapsed += o.elapsed
 	r.errors += o.errors
+	r.cpu.add(o.cpu)
 	r.latencies = append(r.latencies, o.latencies...)
 	slices.Sort(r.latencies)
 	return r

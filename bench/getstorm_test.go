@@ -336,15 +336,7 @@ func BenchmarkGetStorm(b *testing.B) {
 		m.reqs += r.reqs
 		m.elapsed += r.elapsed
 		m.latencies = append(m.latencies, r.latencies...)
-		if m.cpu.windows == 0 {
-			m.cpu = r.cpu
-		} else {
-			m.cpu.server += r.cpu.server
-			m.cpu.zk += r.cpu.zk
-			m.cpu.serverOK = m.cpu.serverOK && r.cpu.serverOK
-			m.cpu.zkOK = m.cpu.zkOK && r.cpu.zkOK
-			m.cpu.windows += r.cpu.windows
-		}
+		m.cpu.add(r.cpu)
 	}
 	// measure runs one counted slice of a target's load, charging the
 	// target's server and ZooKeeper the CPU time they spent in it.
