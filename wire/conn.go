@@ -61,8 +61,11 @@ type serverConn struct {
 	// afterwards are counted as such (outcome), not as answered.
 	cut  atomic.Bool
 	gone atomic.Bool
-	// holding: the reader runs drainHeld (only the reader touches it).
-	holding bool
+	// holding: the reader runs drainHeld; lostPlace: a read failed in the
+	// middle of a frame, so no later byte can be taken for a frame's start
+	// (only the reader touches either).
+	holding   bool
+	lostPlace bool
 	// readDeadline is the idle deadline last set by the reader (only the
 	// reader goroutine touches it; drain sets its own deadline).
 	readDeadline time.Time
@@ -401,6 +404,9 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 	}
 	payload, err = readPayload(c.br, n)
 	if err != nil {
+		// The frame's length is read and part of its payload may be: the
+		// stream has lost its place between frames.
+		c.lostPlace = true
 		b.Release(charge)
 		return nil, 0, false, err
 	}

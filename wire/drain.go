@@ -30,6 +30,11 @@ const heldReadWait = 5 * time.Millisecond
 // timeout closes the connection, or the client goes away (the requests
 // in flight are then cancelled: nobody reads their answers).
 func (c *serverConn) drainHeld() {
+	if c.lostPlace {
+		// The drain's deadline stopped the reader in the middle of a large
+		// frame: what follows in the socket is not a frame's start.
+		return
+	}
 	c.holding = true
 	var started int64
 	defer func() {

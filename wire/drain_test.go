@@ -223,3 +223,29 @@ func TestClientGoneCounted(t *testing.T) {
 		})
 	}
 }
+
+// TestDrainDropsFrameCutByTheDrain: a large frame the reader was in the
+// middle of when the drain began is dropped with its connection; the rest
+// of its bytes, arriving while a request in flight keeps the connection
+// draining, are not taken for frames of their own.
+func TestDrainDropsFrameCutByTheDrain(t *testing.T) {
+	ctl := newControl()
+	budget := NewBudget(1 << 20)
+	srv, addr := startServer(t, ServerConfig{Budget: budget, DrainTimeout: 10 * time.Minute}, ctl)
+	rc := dialRaw(t, addr)
+	rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+	<-ctl.slowStarted
+	f := AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 2}, mustMarshal(t, echoReq(strings.Repeat("x", 200<<10))))
+	rc.write(f[:100<<10])
+	waitUntil(t, "the reader to read the frame's payload", func() bool { return budget.InUse() >= 200<<10 })
+	closed := closeInBackground(t, srv, addr)
+	rc.write(f[100<<10:])
+	ctl.release <- struct{}{}
+	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 1 {
+		t.Fatalf("the request in flight: %v %d", r.Type, r.RequestID)
+	}
+	rc.expectClosed()
+	if err := waitClosed(t, closed); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
