@@ -183,7 +183,10 @@ func (c *serverConn) shutDown() {
 // requests in flight are cut, not answered.
 func (c *serverConn) cutAtDrainTimeout() {
 	c.cut.Store(true)
-	c.abort()
+	// Closed before the handlers are cancelled: the error a cancelled
+	// handler returns must not reach the client as an answer.
+	c.closeConn()
+	c.cancel()
 }
 
 // drain stops reading new requests; in-flight ones still get answered.
