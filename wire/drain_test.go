@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
 // closeInBackground starts srv.Close and returns once the listener no
@@ -58,7 +59,21 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 		cfg  func(b *Budget) ServerConfig
 		hold func(t *testing.T, ctl *control, b *Budget, rc *rawConn) (release func(), wantFirst []int32)
 		held []int32
+		key  messages.Key // of the held requests; keyEcho when 0
 	}{
+		{
+			name: "forwarded, answered at the Forward hook's Flush",
+			cfg: func(*Budget) ServerConfig {
+				return ServerConfig{MaxInFlightPerConn: 1, Forward: &holdingForwarder{}}
+			},
+			hold: func(t *testing.T, ctl *control, _ *Budget, rc *rawConn) (func(), []int32) {
+				rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+				<-ctl.slowStarted
+				return func() { ctl.release <- struct{}{} }, []int32{1}
+			},
+			held: []int32{2, 3},
+			key:  keyTaken,
+		},
 		{
 			name: "behind a full in-flight limit",
 			cfg:  func(*Budget) ServerConfig { return ServerConfig{MaxInFlightPerConn: 1} },
@@ -85,15 +100,19 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 			ctl := newControl()
 			budget := NewBudget(64 << 10)
 			cfg := tt.cfg(budget)
-			cfg.DrainTimeout = 10 * time.Minute // the test's deadline ends it first
+			cfg.DrainTimeout = testTimeout // a failure ends at the test's deadline first
 			rec := newRecorder()
 			cfg.Observer = rec
 			srv, addr := startServer(t, cfg, ctl)
 			rc := dialRaw(t, addr)
 			release, first := tt.hold(t, ctl, budget, rc)
 			var pipelined []byte
+			key := tt.key
+			if key == 0 {
+				key = keyEcho
+			}
 			for _, id := range tt.held {
-				pipelined = append(pipelined, echoFrame(t, id)...)
+				pipelined = append(pipelined, AppendRequest(nil, RequestHeader{APIKey: key, RequestID: id}, mustMarshal(t, echoReq("held")))...)
 			}
 			rc.write(pipelined)
 			if tt.name == "waiting for room in the budget" {
