@@ -145,7 +145,7 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 // TestDrainSkipsPartialFrame: a frame whose rest has not arrived is not
 // waited for; the drain ends cleanly well before its timeout.
 func TestDrainSkipsPartialFrame(t *testing.T) {
-	srv, addr := startServer(t, ServerConfig{DrainTimeout: 10 * time.Minute}, newControl())
+	srv, addr := startServer(t, ServerConfig{DrainTimeout: testTimeout}, newControl())
 	rc := dialRaw(t, addr)
 	rc.write(echoFrame(t, 1))
 	if r := rc.readResponse(); r.Type != ResponseSuccess {
@@ -250,7 +250,7 @@ func TestClientGoneCounted(t *testing.T) {
 func TestDrainDropsFrameCutByTheDrain(t *testing.T) {
 	ctl := newControl()
 	budget := NewBudget(1 << 20)
-	srv, addr := startServer(t, ServerConfig{Budget: budget, DrainTimeout: 10 * time.Minute}, ctl)
+	srv, addr := startServer(t, ServerConfig{Budget: budget, DrainTimeout: testTimeout}, ctl)
 	rc := dialRaw(t, addr)
 	rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
 	<-ctl.slowStarted
