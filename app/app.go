@@ -47,6 +47,9 @@ type App struct {
 	emb      *embedded.Server // embedded mode (embedded.go)
 	ops      *ops
 	maxConns int // each listener's connection limit
+	// acceptDelay is sidecar.shutdown.accept-delay (Shutdown).
+	acceptDelay  time.Duration
+	drainTimeout time.Duration // for the log line only
 
 	// cancel stops what runs beside the assembly (proxy mode's coordinator
 	// discovery and warming); it is cancelled after the assembly has
@@ -86,7 +89,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	if s.Embedded {
 		return startEmbedded(ctx, s, opts, log)
 	}
-	a := &App{log: log, maxConns: s.MaxConnections}
+	a := &App{log: log, maxConns: s.MaxConnections, acceptDelay: s.ShutdownAcceptDelay, drainTimeout: s.ShutdownDrainTimeout}
 	ok := false
 	defer func() {
 		if !ok {
@@ -236,6 +239,30 @@ func (a *App) MaxConnections() int { return a.maxConns }
 
 // Registry is the running registry, for tests and maintenance.
 func (a *App) Registry() *producer.Registry { return a.registry }
+
+// Shutdown stops the sidecar the way a rolling update needs: /readyz
+// answers 503 "shutting down" at once, new connections are still accepted
+// and served for sidecar.shutdown.accept-delay, so that a load balancer
+// following readiness stops sending them before the listeners close; then
+// Close drains. When skip is done (a second signal) the rest of the delay
+// is skipped. The error is Close's.
+func (a *App) Shutdown(skip context.Context) error {
+	if a.ops != nil {
+		a.ops.shuttingDown.Store(true)
+	}
+	if d := a.acceptDelay; d > 0 {
+		a.log.Info("shutting down: /readyz answers 503; still accepting new connections for the accept delay", "accept_delay", d)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-skip.Done():
+			t.Stop()
+			a.log.Info("skipping the rest of the accept delay")
+		}
+	}
+	a.log.Info("draining", "drain_timeout", a.drainTimeout)
+	return a.Close()
+}
 
 // Close stops accepting, drains in-flight requests and closes the stores.
 // It is safe to call more than once.

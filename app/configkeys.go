@@ -105,6 +105,7 @@ const (
 	KeyMaxRunningPerConn    = "sidecar.max-running-per-connection"
 	KeyMaxQueuedBytes       = "sidecar.max-queued-request-bytes"
 	KeyDrainTimeout         = "sidecar.shutdown.drain-timeout"
+	KeyAcceptDelay          = "sidecar.shutdown.accept-delay"
 	KeyStorageStartChecks   = "sidecar.storage.start-check-attempts"
 	KeyStorageCheckInterval = "sidecar.storage.check-interval"
 )
@@ -273,7 +274,9 @@ var configKeys = []ConfigKey{
 	{Name: KeyStorageCheckInterval, Kind: KindDuration, Default: "30 s",
 		Doc: "with the Prometheus reporter on: how often remote storage is probed again for `/readyz` ([docs/limits.md](docs/limits.md))"},
 	{Name: KeyDrainTimeout, Kind: KindDuration, Default: "30 s", Serving: true,
-		Doc: "how long shutdown waits for in-flight requests"},
+		Doc: "how long shutdown waits for in-flight requests and those the sockets already hold"},
+	{Name: KeyAcceptDelay, Kind: KindDuration, Default: "5 s",
+		Doc: "after SIGTERM, `/readyz` answers 503 at once while new connections are still accepted and served for this long (load balancers stop sending them), then the drain; a second signal skips the rest; `serve --embedded`: `0` unless set ([docs/limits.md](docs/limits.md#signals-and-exit-status))"},
 
 	{Name: KeyMode, Default: ModeStandalone,
 		Doc: "`proxy`: also forward every other API to the cluster's coordinator ([docs/proxy.md](docs/proxy.md))"},

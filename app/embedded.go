@@ -85,7 +85,8 @@ func startEmbedded(ctx context.Context, s Settings, opts Options, log hclog.Logg
 	if err != nil {
 		return nil, err
 	}
-	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners(), maxConns: s.MaxConnections}
+	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners(), maxConns: s.MaxConnections,
+		acceptDelay: s.ShutdownAcceptDelay, drainTimeout: s.ShutdownDrainTimeout}
 	log.Warn("embedded mode: snapshots and offsets files are kept in memory and lost on exit; for tests only")
 	return a, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -75,6 +76,10 @@ type ops struct {
 	log    hclog.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// shuttingDown turns /readyz to 503 from the first SIGTERM on (see
+	// App.Shutdown).
+	shuttingDown atomic.Bool
 
 	mu          sync.Mutex
 	storageOK   bool
@@ -202,12 +207,18 @@ func (o *ops) currentUpstream() (string, error) {
 	return up.Current(ctx)
 }
 
+// ShuttingDown is what /readyz says is missing once a shutdown has begun.
+const ShuttingDown = "shutting down"
+
 // missing says what the sidecar lacks to serve requests, for /readyz.
 func (o *ops) missing() []string {
 	o.mu.Lock()
 	connected, storageOK, storageErr, upstream := o.zkConnected, o.storageOK, o.storageErr, o.upstream
 	o.mu.Unlock()
 	var out []string
+	if o.shuttingDown.Load() {
+		out = append(out, ShuttingDown)
+	}
 	if connected == nil || !connected() {
 		out = append(out, "zookeeper: no connected session")
 	}

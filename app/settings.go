@@ -53,7 +53,12 @@ type Settings struct {
 	MaxRunningPerConn    int           // sidecar.max-running-per-connection
 	LogLevel             string        // sidecar.log.level
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
-	Cache                CacheSettings // sidecar.snapshot-cache.* (app/cache.go)
+	// ShutdownAcceptDelay is sidecar.shutdown.accept-delay: how long a
+	// shutdown keeps accepting and serving new connections after /readyz
+	// turned 503, before it drains (App.Shutdown). Embedded mode's default
+	// is 0.
+	ShutdownAcceptDelay time.Duration
+	Cache               CacheSettings // sidecar.snapshot-cache.* (app/cache.go)
 	// ReadConsistency is sidecar.read-consistency: ReadLinearizable (a GET
 	// waits for a ZooKeeper sync shared with the GETs that arrived with it)
 	// or ReadSequential (a GET answers from the cache or the session's
@@ -229,6 +234,12 @@ func FromConfig(c *config.Config) (Settings, error) {
 	s.LogLevel = strings.ToLower(c.String(KeyLogLevel, defaultText(KeyLogLevel)))
 	s.ShutdownDrainTimeout, err = c.Duration(KeyDrainTimeout, defaultDuration(KeyDrainTimeout))
 	add(err)
+	s.ShutdownAcceptDelay, err = c.Duration(KeyAcceptDelay, defaultDuration(KeyAcceptDelay))
+	add(err)
+	if _, set := c.Lookup(KeyAcceptDelay); !set && s.Embedded {
+		// No load balancer in front of a client test suite's server.
+		s.ShutdownAcceptDelay = 0
+	}
 	s.Cache, err = cacheSettingsFromConfig(c)
 	add(err)
 	names := make([]string, len(s.Listeners))

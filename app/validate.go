@@ -29,6 +29,9 @@ func (s *Settings) validate() []error {
 	if s.ShutdownDrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("%s must not be negative, got %v", KeyDrainTimeout, s.ShutdownDrainTimeout))
 	}
+	if s.ShutdownAcceptDelay < 0 {
+		errs = append(errs, fmt.Errorf("%s must not be negative, got %v", KeyAcceptDelay, s.ShutdownAcceptDelay))
+	}
 	if s.MaxInFlightPerConn <= 0 {
 		errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", KeyMaxInFlight, s.MaxInFlightPerConn))
 	}

@@ -41,6 +41,8 @@ func TestBadConfigurations(t *testing.T) {
 		{"negative request timeout", map[string]string{KeyRequestTimeout: "-1 s"}, "sidecar.request-timeout must be positive"},
 		{"negative drain timeout", map[string]string{KeyDrainTimeout: "-1s"}, "sidecar.shutdown.drain-timeout must not be negative"},
 		{"zero drain timeout is allowed", map[string]string{KeyDrainTimeout: "0"}, ""},
+		{"negative accept delay", map[string]string{KeyAcceptDelay: "-1s"}, "sidecar.shutdown.accept-delay must not be negative"},
+		{"zero accept delay is allowed", map[string]string{KeyAcceptDelay: "0"}, ""},
 		{"negative orphan grace", map[string]string{KeyOrphanGrace: "-1h"}, "'sidecar.orphan-cleanup.grace-period' (-1h0m0s) must be at least twice"},
 		{"budget below the frame limit", map[string]string{KeyMaxQueuedBytes: "1mb"}, "sidecar.max-queued-request-bytes (1048576 bytes) must be at least netty.server.max-request-size (104857600 bytes)"},
 		{"budget and frame limit lowered together", map[string]string{KeyMaxQueuedBytes: "1mb", KeyMaxRequestSize: "1mb"}, ""},

@@ -276,10 +276,14 @@ func (a *Assembly) Bound() []config.Listener { return append([]config.Listener(n
 // were cut.
 func (a *Assembly) Close() error {
 	a.closeOnce.Do(func() {
-		var errs []error
-		for _, s := range a.servers {
-			errs = append(errs, s.Close())
+		// Every listener drains at once: one after another, a shutdown
+		// could take the drain timeout once per listener.
+		errs := make([]error, len(a.servers))
+		var drains sync.WaitGroup
+		for i, s := range a.servers {
+			drains.Go(func() { errs[i] = s.Close() })
 		}
+		drains.Wait()
 		// Listeners bound but not yet served are closed here; a server
 		// closes its own.
 		for _, ln := range a.listeners[len(a.servers):] {

@@ -158,8 +158,18 @@ type (
 		} `yaml:"metadata"`
 		Data map[string]string `yaml:"data"`
 		Spec struct {
+			Replicas *int         `yaml:"replicas"`
 			Template *podTemplate `yaml:"template"`
-			Selector struct {
+			Strategy struct {
+				Type          string `yaml:"type"`
+				RollingUpdate *struct {
+					MaxSurge       any `yaml:"maxSurge"`
+					MaxUnavailable any `yaml:"maxUnavailable"`
+				} `yaml:"rollingUpdate"`
+			} `yaml:"strategy"`
+			// A PodDisruptionBudget's.
+			MaxUnavailable any `yaml:"maxUnavailable"`
+			Selector       struct {
 				MatchLabels map[string]string `yaml:"matchLabels"`
 			} `yaml:"selector"`
 			Ports []struct {
@@ -179,6 +189,15 @@ type (
 			Annotations map[string]string `yaml:"annotations"`
 		} `yaml:"metadata"`
 		Spec struct {
+			TerminationGracePeriodSeconds *int `yaml:"terminationGracePeriodSeconds"`
+			TopologySpreadConstraints     []struct {
+				MaxSkew           int    `yaml:"maxSkew"`
+				TopologyKey       string `yaml:"topologyKey"`
+				WhenUnsatisfiable string `yaml:"whenUnsatisfiable"`
+				LabelSelector     struct {
+					MatchLabels map[string]string `yaml:"matchLabels"`
+				} `yaml:"labelSelector"`
+			} `yaml:"topologySpreadConstraints"`
 			Containers []container `yaml:"containers"`
 			Volumes    []struct {
 				Name      string `yaml:"name"`
@@ -211,6 +230,9 @@ type (
 			Path string `yaml:"path"`
 			Port int    `yaml:"port"`
 		} `yaml:"httpGet"`
+		PeriodSeconds    int `yaml:"periodSeconds"`
+		FailureThreshold int `yaml:"failureThreshold"`
+		TimeoutSeconds   int `yaml:"timeoutSeconds"`
 	}
 )
 

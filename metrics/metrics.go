@@ -42,6 +42,8 @@ type Metrics struct {
 	inFlight      prometheus.Gauge
 	inFlightBytes prometheus.Gauge
 	forwarded     *prometheus.CounterVec
+	cut           *prometheus.CounterVec
+	clientGone    *prometheus.CounterVec
 
 	connOpen     *prometheus.GaugeVec
 	connAccepted *prometheus.CounterVec
@@ -117,7 +119,9 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 	gauge := func(name, help string) prometheus.Gauge {
 		return prometheus.NewGauge(prometheus.GaugeOpts{Name: Prefix + name, Help: help})
 	}
-	m.requests = counterVec("request_requestsTotal", "Requests answered, by request type (Fluss: requestsPerSecond).", "request")
+	m.requests = counterVec("request_requestsTotal", "Requests answered, by request type (Fluss: requestsPerSecond); cut and client-gone requests are counted apart.", "request")
+	m.cut = counterVec("request_cutTotal", "Requests cut by the shutdown's drain timeout: their connection closed before they were answered, by request type. Not errors.", "request")
+	m.clientGone = counterVec("request_clientGoneTotal", "Requests whose client closed or reset its connection, or stopped reading, before its answer, by request type. The client's doing: not errors.", "request")
 	m.errors = counterVec("request_errorsTotal", "Requests answered with an error, by request type and Fluss error code (Fluss: errorsPerSecond).", "request", "error_code", "error")
 	m.totalTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: Prefix + "request_totalTimeMs", Help: "Milliseconds from reading a request to its answer being ready to send (Fluss: totalTimeMs).",
@@ -153,7 +157,7 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 	build.WithLabelValues(b.Version, b.Commit, b.BuildTime, b.GoVersion).Set(1)
 
 	for _, c := range []prometheus.Collector{
-		m.requests, m.errors, m.totalTime, m.requestBytes, m.inFlight, m.inFlightBytes, m.forwarded,
+		m.requests, m.errors, m.totalTime, m.requestBytes, m.inFlight, m.inFlightBytes, m.forwarded, m.cut, m.clientGone,
 		m.connOpen, m.connAccepted, m.connRefused,
 		m.zkReconnects, m.zkExpiries, m.zkEvents,
 		m.storageOps, m.storageErrors, m.driverPanics,
@@ -245,6 +249,14 @@ func (m *Metrics) RequestDone(_ string, d wire.RequestDone) {
 	m.inFlightBytes.Sub(float64(d.Size))
 	fwd := !d.Local && d.Passed
 	rs := m.seriesFor(d.Header.APIKey, d.API, fwd)
+	switch d.Outcome {
+	case wire.OutcomeCut:
+		m.cut.WithLabelValues(rs.label).Inc()
+		return
+	case wire.OutcomeClientGone:
+		m.clientGone.WithLabelValues(rs.label).Inc()
+		return
+	}
 	rs.requests.Inc()
 	rs.totalTime.Observe(float64(d.Duration) / float64(time.Millisecond))
 	rs.bytes.Observe(float64(d.Size))

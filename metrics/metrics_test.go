@@ -57,6 +57,15 @@ func TestMetrics(t *testing.T) {
 	m.RequestDone("FLUSS", wire.RequestDone{Header: h, API: "REGISTER_PRODUCER_OFFSETS", Local: true, Size: 100,
 		Code: flusserr.InvalidProducerID, Duration: 3 * time.Millisecond})
 	m.RequestDone("FLUSS", wire.RequestDone{Header: wire.RequestHeader{APIKey: 1003, RequestID: 2}, Size: 40, Passed: true})
+	// Cut by the drain timeout and left by its client: neither is answered
+	// nor an error of this server's, whatever code the cancelled handler
+	// returned.
+	for i, o := range []wire.Outcome{wire.OutcomeCut, wire.OutcomeClientGone, wire.OutcomeClientGone} {
+		hc := wire.RequestHeader{APIKey: 1053, RequestID: int32(10 + i)}
+		m.RequestStarted("FLUSS", hc, 10)
+		m.RequestDone("FLUSS", wire.RequestDone{Header: hc, API: "REGISTER_PRODUCER_OFFSETS", Local: true, Size: 10,
+			Code: flusserr.UnknownServerError, Message: "context canceled", Outcome: o})
+	}
 	m.SessionEvent(zk.SessionConnected)
 	m.SessionEvent(zk.SessionDisconnected)
 	m.SessionEvent(zk.SessionExpired)
@@ -74,13 +83,19 @@ func TestMetrics(t *testing.T) {
 	}
 
 	want := `
-# HELP fluss_sidecar_request_requestsTotal Requests answered, by request type (Fluss: requestsPerSecond).
+# HELP fluss_sidecar_request_requestsTotal Requests answered, by request type (Fluss: requestsPerSecond); cut and client-gone requests are counted apart.
 # TYPE fluss_sidecar_request_requestsTotal counter
 fluss_sidecar_request_requestsTotal{request="apiKey1003"} 1
 fluss_sidecar_request_requestsTotal{request="registerProducerOffsets"} 1
 # HELP fluss_sidecar_request_errorsTotal Requests answered with an error, by request type and Fluss error code (Fluss: errorsPerSecond).
 # TYPE fluss_sidecar_request_errorsTotal counter
 fluss_sidecar_request_errorsTotal{error="INVALID_PRODUCER_ID_EXCEPTION",error_code="63",request="registerProducerOffsets"} 1
+# HELP fluss_sidecar_request_cutTotal Requests cut by the shutdown's drain timeout: their connection closed before they were answered, by request type. Not errors.
+# TYPE fluss_sidecar_request_cutTotal counter
+fluss_sidecar_request_cutTotal{request="registerProducerOffsets"} 1
+# HELP fluss_sidecar_request_clientGoneTotal Requests whose client closed or reset its connection, or stopped reading, before its answer, by request type. The client's doing: not errors.
+# TYPE fluss_sidecar_request_clientGoneTotal counter
+fluss_sidecar_request_clientGoneTotal{request="registerProducerOffsets"} 2
 # HELP fluss_sidecar_proxy_forwardedRequestsTotal Requests passed on to the coordinator in proxy mode, by request type.
 # TYPE fluss_sidecar_proxy_forwardedRequestsTotal counter
 fluss_sidecar_proxy_forwardedRequestsTotal{request="apiKey1003"} 1

@@ -37,6 +37,7 @@ if [ -z "${ZK_ADDRESS:-}" ]; then
 	done
 fi
 
+# No load balancer in front: Ctrl-C drains at once (no accept delay).
 echo "starting fluss-sidecar on $LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir file://$DATA_DIR/remote, metrics on 127.0.0.1:$METRICS_PORT)"
 bin/fluss-sidecar serve \
 	-Dbind.listeners="FLUSS://$LISTEN" \
@@ -45,6 +46,7 @@ bin/fluss-sidecar serve \
 	-Dmetrics.reporters=prometheus \
 	-Dmetrics.reporter.prometheus.port="$METRICS_PORT" \
 	-Dsidecar.metrics.host=127.0.0.1 \
+	-Dsidecar.shutdown.accept-delay=0 \
 	"$@" &
 sc_pid=$!
 wait "$sc_pid"

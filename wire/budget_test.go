@@ -140,25 +140,53 @@ func TestBudgetBackpressure(t *testing.T) {
 	waitUntil(t, "the budget to be given back", func() bool { return budget.InUse() == 0 })
 }
 
-// TestBudgetWaitEndsOnClose: a connection waiting for room does not hold
-// up the server's shutdown.
-func TestBudgetWaitEndsOnClose(t *testing.T) {
-	budget := NewBudget(1 << 10)
-	srv, addr := startServer(t, ServerConfig{Budget: budget, DrainTimeout: testTimeout}, newControl())
-	if !budget.TryAcquire(1 << 10) {
-		t.Fatal("could not fill the budget")
-	}
-	rc := dialRaw(t, addr)
-	rc.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
-	waitUntil(t, "the connection to wait for room", func() bool { return budget.Waiting() == 1 })
-	srv.Close()
-	rc.expectClosed()
-	if budget.Waiting() != 0 {
-		t.Fatalf("waiting = %d after Close", budget.Waiting())
-	}
-	budget.Release(1 << 10)
-	if budget.InUse() != 0 {
-		t.Fatalf("in use %d", budget.InUse())
+// TestBudgetWaitAtClose: a request whose connection waits for room when
+// the shutdown begins is still answered once room is freed; its wait ends
+// at the drain timeout at the latest, which then cuts it.
+func TestBudgetWaitAtClose(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		drain   time.Duration
+		release bool
+	}{
+		{"room freed during the drain", testTimeout, true},
+		{"no room before the drain timeout", 50 * time.Millisecond, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			budget := NewBudget(1 << 10)
+			srv, addr := startServer(t, ServerConfig{Budget: budget, DrainTimeout: tt.drain}, newControl())
+			if !budget.TryAcquire(1 << 10) {
+				t.Fatal("could not fill the budget")
+			}
+			rc := dialRaw(t, addr)
+			rc.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
+			waitUntil(t, "the connection to wait for room", func() bool { return budget.Waiting() == 1 })
+			closed := make(chan error, 1)
+			go func() { closed <- srv.Close() }()
+			if tt.release {
+				budget.Release(1 << 10)
+				if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 1 {
+					t.Fatalf("held request: %v %d", r.Type, r.RequestID)
+				}
+			}
+			rc.expectClosed()
+			err := <-closed
+			if tt.release && err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if !tt.release && !errors.Is(err, ErrDrainTimeout) {
+				t.Fatalf("Close: %v, want ErrDrainTimeout", err)
+			}
+			if budget.Waiting() != 0 {
+				t.Fatalf("waiting = %d after Close", budget.Waiting())
+			}
+			if !tt.release {
+				budget.Release(1 << 10)
+			}
+			if budget.InUse() != 0 {
+				t.Fatalf("in use %d", budget.InUse())
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,6 +51,21 @@ type serverConn struct {
 	handlers sync.WaitGroup
 	inflight atomic.Int64
 	draining atomic.Bool
+	// answerHeld: the server is shutting down, so the requests the socket
+	// already holds are read and answered before the connection closes
+	// (drainHeld). A connection drained on its own (Session.CloseWhenIdle)
+	// reads nothing more.
+	answerHeld atomic.Bool
+	// cut: the drain timeout closed the connection; gone: the client
+	// closed or reset it, or a write to it failed. Requests ending
+	// afterwards are counted as such (outcome), not as answered.
+	cut  atomic.Bool
+	gone atomic.Bool
+	// holding: the reader runs drainHeld; lostPlace: a read failed in the
+	// middle of a frame, so no later byte can be taken for a frame's start
+	// (only the reader touches either).
+	holding   bool
+	lostPlace bool
 	// readDeadline is the idle deadline last set by the reader (only the
 	// reader goroutine touches it; drain sets its own deadline).
 	readDeadline time.Time
@@ -109,7 +125,11 @@ func (c *serverConn) run() {
 		c.srv.cfg.OnConnect(c.ctx, c.sess)
 	}
 	if c.readLoop() {
-		go c.watchPeer()
+		if c.answerHeld.Load() {
+			c.drainHeld()
+		} else {
+			go c.watchPeer()
+		}
 	} else {
 		// The peer is gone or out of sync: nobody will read the answers.
 		c.cancel()
@@ -139,6 +159,34 @@ func (c *serverConn) logger() hclog.Logger {
 
 func (c *serverConn) closeConn() {
 	c.closeOnce.Do(func() { c.nc.Close() })
+}
+
+// outcome is how a request ending now ends (see RequestDone.Outcome).
+func (c *serverConn) outcome() Outcome {
+	switch {
+	case c.cut.Load():
+		return OutcomeCut
+	case c.gone.Load():
+		return OutcomeClientGone
+	}
+	return OutcomeAnswered
+}
+
+// shutDown drains the connection for a server that is shutting down: the
+// requests the socket already holds are answered too (drainHeld).
+func (c *serverConn) shutDown() {
+	c.answerHeld.Store(true)
+	c.drain()
+}
+
+// cutAtDrainTimeout ends a connection whose drain ran out of time: its
+// requests in flight are cut, not answered.
+func (c *serverConn) cutAtDrainTimeout() {
+	c.cut.Store(true)
+	// Closed before the handlers are cancelled: the error a cancelled
+	// handler returns must not reach the client as an answer.
+	c.closeConn()
+	c.cancel()
 }
 
 // drain stops reading new requests; in-flight ones still get answered.
@@ -256,37 +304,55 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 		if !c.setReadDeadline() {
 			return true
 		}
-		payload, charge, borrowed, err := c.readRequest()
+		ok, err := c.serveFrame()
+		if ok {
+			continue
+		}
 		if err == nil {
-			var h RequestHeader
-			var body []byte
-			h, body, err = ParseRequest(payload)
-			started := err == nil && c.start(h, body, borrowed, charge)
-			if borrowed {
-				c.br.Discard(len(payload))
-			}
-			if started {
-				continue
-			}
-			c.srv.cfg.Budget.Release(charge)
-			if err == nil {
-				return false // the connection died while start waited
-			}
+			return false // the connection died while start waited
 		}
 		if errors.Is(err, errStopReading) {
 			return c.draining.Load()
 		}
 		var fe *FrameError
 		if errors.As(err, &fe) {
-			c.logger().Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
-			c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
-			c.w.flush()
-			c.closeConn()
 			return false
 		}
 		c.logReadEnd(err)
 		return c.draining.Load() && isTimeout(err)
 	}
+}
+
+// serveFrame reads one request and starts it; it reports false when the
+// connection cannot go on, with the read's error (nil when the connection
+// died while start waited). On an unreadable frame it sends the
+// SERVER_FAILURE and closes the connection.
+func (c *serverConn) serveFrame() (bool, error) {
+	payload, charge, borrowed, err := c.readRequest()
+	if err == nil {
+		var h RequestHeader
+		var body []byte
+		h, body, err = ParseRequest(payload)
+		started := err == nil && c.start(h, body, borrowed, charge)
+		if borrowed {
+			c.br.Discard(len(payload))
+		}
+		if started {
+			return true, nil
+		}
+		c.srv.cfg.Budget.Release(charge)
+		if err == nil {
+			return false, nil
+		}
+	}
+	var fe *FrameError
+	if errors.As(err, &fe) {
+		c.logger().Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
+		c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
+		c.w.flush()
+		c.closeConn()
+	}
+	return false, err
 }
 
 // errStopReading reports that the reader gave up waiting for room in the
@@ -316,12 +382,21 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 	if !b.TryAcquire(charge) {
 		c.flushForwarded()
 		c.logger().Debug("request budget spent; waiting before reading more", "frame_bytes", n, "budget", b.Size())
-		if err := b.Acquire(c.readCtx, charge); err != nil {
+		// At drain a held request waits for room until the connection
+		// closes: the requests in flight free it as they are answered.
+		ctx := c.readCtx
+		if c.holding {
+			ctx = c.ctx
+		}
+		if err := b.Acquire(ctx, charge); err != nil {
 			return nil, 0, false, errStopReading
 		}
-		if !c.setReadDeadline() {
+		if !c.holding && !c.setReadDeadline() {
 			b.Release(charge)
 			return nil, 0, false, errStopReading
+		}
+		if c.holding {
+			c.readHeldOnly() // the wait may have outlived a timed deadline
 		}
 	}
 	c.br.Discard(lengthFieldSize)
@@ -332,6 +407,9 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 	}
 	payload, err = readPayload(c.br, n)
 	if err != nil {
+		// The frame's length is read and part of its payload may be: the
+		// stream has lost its place between frames.
+		c.lostPlace = true
 		b.Release(charge)
 		return nil, 0, false, err
 	}
@@ -373,6 +451,9 @@ func (c *serverConn) takeCharge(id int32) int64 {
 }
 
 func (c *serverConn) logReadEnd(err error) {
+	if peerGone(err) {
+		c.gone.Store(true) // before the requests in flight are cancelled
+	}
 	switch {
 	case c.draining.Load():
 	case errors.Is(err, io.EOF):
@@ -383,6 +464,13 @@ func (c *serverConn) logReadEnd(err error) {
 	default:
 		c.logger().Debug("read failed; closing connection", "error", err)
 	}
+}
+
+// peerGone reports whether a read or write error says the client closed
+// or reset the connection.
+func peerGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func isTimeout(err error) bool {

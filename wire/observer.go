@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -51,6 +52,38 @@ type RequestDone struct {
 	ProducerID string
 	// Message is the error message answered, when Code is not NONE.
 	Message string
+	// Outcome says whether the answer reached the socket's writer for a
+	// client still there (Answered), or the request was cut by the drain
+	// timeout (Cut) or its client went away first (ClientGone). Code and
+	// Message of the last two are what would have been answered (often a
+	// cancelled context): neither is an error this server made.
+	Outcome Outcome
+}
+
+// Outcome is how a request ended; see RequestDone.Outcome.
+type Outcome int8
+
+// The outcomes of a request.
+const (
+	// OutcomeAnswered: the answer was handed to the connection's writer.
+	OutcomeAnswered Outcome = iota
+	// OutcomeCut: the drain timeout closed the connection first.
+	OutcomeCut
+	// OutcomeClientGone: the client closed or reset the connection first,
+	// or did not take the answer (the write failed).
+	OutcomeClientGone
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeAnswered:
+		return "answered"
+	case OutcomeCut:
+		return "cut"
+	case OutcomeClientGone:
+		return "client_gone"
+	}
+	return fmt.Sprintf("Outcome(%d)", int8(o))
 }
 
 // producerIDOf returns the producer_id of a decoded request that has one,
@@ -108,7 +141,7 @@ func (c *serverConn) finishUntracked(tr reqTrace) {
 
 // logUntracked logs the error answer of a request that was not traced.
 func (c *serverConn) logUntracked(requestID int32, frame []byte) {
-	d := RequestDone{Header: RequestHeader{RequestID: requestID}, Code: flusserr.UnknownServerError}
+	d := RequestDone{Header: RequestHeader{RequestID: requestID}, Code: flusserr.UnknownServerError, Outcome: c.outcome()}
 	const hdr = lengthFieldSize + responseHeaderSize
 	if len(frame) >= hdr {
 		if fe, ok := flusserr.From(DecodeError(frame[hdr:])); ok {
@@ -123,7 +156,7 @@ func (c *serverConn) logUntracked(requestID int32, frame []byte) {
 func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed bool) {
 	d := RequestDone{
 		Header: tr.h, API: tr.api, Local: tr.local, Size: tr.size, Passed: passed,
-		Duration: time.Since(tr.start), ProducerID: tr.producerID,
+		Duration: time.Since(tr.start), ProducerID: tr.producerID, Outcome: c.outcome(),
 	}
 	if t != ResponseSuccess {
 		d.Code = flusserr.UnknownServerError
@@ -138,11 +171,20 @@ func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed boo
 }
 
 func (c *serverConn) logRequest(d RequestDone) {
-	warn := d.Code != flusserr.None && !d.Passed
+	warn := d.Code != flusserr.None && !d.Passed && d.Outcome == OutcomeAnswered
 	if !warn && !c.logger().IsDebug() {
 		return
 	}
 	kv := []any{"api", apiLabel(d), "api_key", d.Header.APIKey, "request_id", d.Header.RequestID}
+	switch d.Outcome {
+	case OutcomeCut:
+		// The drain's summary line says how many; each is told at DEBUG.
+		c.logger().Debug("request cut by the drain timeout; its connection closed unanswered", append(kv, "duration", d.Duration)...)
+		return
+	case OutcomeClientGone:
+		c.logger().Debug("client went away before its answer", append(kv, "duration", d.Duration)...)
+		return
+	}
 	if d.ProducerID != "" {
 		kv = append(kv, "producer_id", d.ProducerID)
 	}

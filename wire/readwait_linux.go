@@ -3,7 +3,9 @@
 package wire
 
 import (
+	"io"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 )
@@ -24,6 +26,9 @@ type readWaiter struct {
 	fn    func(fd uintptr) bool
 	chunk []byte // bytes the last wait read and Read has not served (pooled)
 	off   int
+	// nowOnly: Read returns what the socket holds without waiting, or
+	// errNothingHeld (the drain, see drainHeld).
+	nowOnly bool
 }
 
 // chunkSize is what a wait reads at most: a whole small request; a larger
@@ -88,7 +93,44 @@ func (w *readWaiter) Read(b []byte) (int, error) {
 		}
 		return n, nil
 	}
+	if w.nowOnly {
+		return w.readNow(b)
+	}
 	return w.nc.Read(b)
+}
+
+// readNowOnly switches Read to reads that do not wait; it reports true.
+func (w *readWaiter) readNowOnly() bool {
+	w.nowOnly = true
+	return true
+}
+
+// readNow reads what the socket holds, without waiting for more.
+func (w *readWaiter) readNow(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	var n int
+	var rerr error
+	err := w.rc.Read(func(fd uintptr) bool {
+		for {
+			n, rerr = syscall.Read(int(fd), b)
+			if rerr != syscall.EINTR {
+				return true // never wait
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case rerr == syscall.EAGAIN:
+		return 0, errNothingHeld
+	case rerr != nil:
+		return 0, os.NewSyscallError("read", rerr)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // pending reports whether the last wait's bytes are not all served.

@@ -18,3 +18,5 @@ func (*readWaiter) wait() error { return nil }
 func (*readWaiter) Read([]byte) (int, error) { return 0, io.EOF }
 
 func (*readWaiter) pending() bool { return false }
+
+func (*readWaiter) readNowOnly() bool { return false }

@@ -16,6 +16,10 @@ func (c *serverConn) send(b []byte) {
 
 func (c *serverConn) writeFailed(err error) {
 	if !errors.Is(err, net.ErrClosed) {
+		// Not this server's close: the client reset the connection or
+		// stopped reading. Set before the requests in flight are
+		// cancelled, so that they count as the client's doing.
+		c.gone.Store(true)
 		c.logger().Debug("write failed; closing connection", "error", err)
 	}
 	c.cancel()

@@ -159,7 +159,9 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	active     atomic.Int64
-	refusals   *refusalLog // connections refused at MaxConns
+	// heldStarted counts the requests the drain found held in sockets.
+	heldStarted atomic.Int64
+	refusals    *refusalLog // connections refused at MaxConns
 
 	mu        sync.Mutex
 	closing   bool
@@ -270,9 +272,10 @@ func (s *Server) isClosing() bool {
 	return s.closing
 }
 
-// Close stops accepting, lets in-flight requests finish for up to
-// DrainTimeout while reading no new ones, then cancels what is left and
-// closes every connection. It is idempotent and safe to call concurrently;
+// Close stops accepting and drains for up to DrainTimeout: it answers the
+// requests in flight and those whose frames the sockets already hold (see
+// drainHeld), waiting for no new ones, then cuts what is left and closes
+// every connection. It is idempotent and safe to call concurrently;
 // every call returns after the shutdown has finished. A handler that ignores
 // its context may outlive Close. The error wraps ErrDrainTimeout when
 // requests were cut.
@@ -298,7 +301,7 @@ func (s *Server) Close() error {
 			}
 		}
 		for _, c := range conns {
-			c.drain()
+			c.shutDown()
 		}
 		finished := make(chan struct{})
 		go func() {
@@ -310,11 +313,21 @@ func (s *Server) Close() error {
 		case <-finished:
 			t.Stop()
 		case <-t.C:
-			s.log.Warn("drain timeout; closing connections with requests in flight", "timeout", s.cfg.DrainTimeout)
+			// One line for all: each cut request is told at DEBUG and
+			// counted as cut (RequestDone.Outcome), not as an error.
+			var inflight int64
 			for _, c := range conns {
-				c.abort()
+				inflight += c.inflight.Load()
+			}
+			s.log.Warn("drain timeout; cutting the requests still in flight and closing their connections",
+				"timeout", s.cfg.DrainTimeout, "requests", inflight)
+			for _, c := range conns {
+				c.cutAtDrainTimeout()
 			}
 			errs = append(errs, ErrDrainTimeout)
+		}
+		if n := s.heldStarted.Load(); n > 0 {
+			s.log.Info("drain answered the requests the sockets held", "requests", n)
 		}
 		s.refusals.stop()
 		s.closeErr = errors.Join(errs...)

@@ -10,7 +10,7 @@ import (
 )
 
 // serve runs the sidecar until SIGINT or SIGTERM (SIGHUP is ignored, see
-// signalContext). Once it accepts connections, it prints the first
+// signalContext), then shuts down as App.Shutdown says. Once it accepts connections, it prints the first
 // listener's bound host:port as the first line of stdout, for harnesses
 // that start it on port 0. Its exit status is 2 for bad configuration, 1
 // when the sidecar cannot start, and after a shutdown what shutdownStatus
@@ -39,8 +39,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	for _, w := range app.CheckKeys(cfg) {
 		log.Warn(w)
 	}
-	ctx, stop := signalContext(log)
-	defer stop()
+	ctx, hurry, release := signalContext(log)
+	defer release()
 	a, err := app.Start(ctx, settings, app.Options{Logger: log})
 	if err != nil {
 		log.Error("could not start", "error", err)
@@ -49,7 +49,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, a.Addr())
 	<-ctx.Done()
 	log.Info("shutting down")
-	err = a.Close()
+	// Not ready at once, still serving for the accept delay, then the
+	// drain (a second signal skips the rest of the delay).
+	err = a.Shutdown(hurry)
 	if err != nil {
 		log.Error("shutdown was not clean", "error", err)
 	}

@@ -12,14 +12,16 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// signalContext returns a context cancelled on SIGINT or SIGTERM. SIGHUP,
-// which a terminal sends when it closes and operators often send to ask
-// for a reload, is logged and otherwise ignored: the sidecar logs to
-// stderr, so it has no log file to reopen, and reads its configuration only
-// at start. Without this, SIGHUP's default action would end the process
-// with no drain.
-func signalContext(log hclog.Logger) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+// signalContext returns a context cancelled on the first SIGINT or
+// SIGTERM (stop), and one cancelled on the second (hurry: skip the rest of
+// the accept delay). SIGHUP, which a terminal sends when it closes and
+// operators often send to ask for a reload, is logged and otherwise
+// ignored: the sidecar logs to stderr, so it has no log file to reopen,
+// and reads its configuration only at start. Without this, SIGHUP's
+// default action would end the process with no drain.
+func signalContext(log hclog.Logger) (stop, hurry context.Context, release func()) {
+	stop, cancelStop := context.WithCancel(context.Background())
+	hurry, cancelHurry := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -31,18 +33,25 @@ func signalContext(log hclog.Logger) (context.Context, func()) {
 					log.Info("SIGHUP received and ignored: logs go to stderr and configuration is read only at start; send SIGTERM to stop")
 					continue
 				}
-				log.Info("signal received; shutting down", "signal", sig.String())
-				cancel()
-				return
+				if stop.Err() == nil {
+					log.Info("signal received; shutting down", "signal", sig.String())
+					cancelStop()
+					continue
+				}
+				if hurry.Err() == nil {
+					log.Info("second signal received; draining now", "signal", sig.String())
+					cancelHurry()
+				}
 			case <-done:
 				return
 			}
 		}
 	}()
-	return ctx, func() {
+	return stop, hurry, func() {
 		signal.Stop(ch)
 		close(done)
-		cancel()
+		cancelStop()
+		cancelHurry()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -76,6 +78,8 @@ func serveProcess(t *testing.T, ctx context.Context, extra ...string) (*exec.Cmd
 		"-Dzookeeper.address=" + zkAddr,
 		"-Dzookeeper.path.root=" + zktest.UniqueRoot(),
 		"-Dremote.data.dir=" + filepath.Join(t.TempDir(), "remote"),
+		// No accept delay unless a test sets one: SIGTERM drains at once.
+		"-D" + app.KeyAcceptDelay + "=0",
 	}, extra...)
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(os.Environ(), runAsCommand+"=1")
@@ -110,8 +114,9 @@ func serveProcess(t *testing.T, ctx context.Context, extra ...string) (*exec.Cmd
 	return cmd, strings.TrimSpace(first), lines
 }
 
-// waitLine reads stderr lines until one matches re.
-func waitLine(t *testing.T, ctx context.Context, lines <-chan string, re *regexp.Regexp) {
+// waitLine reads stderr lines until one matches re, and returns its
+// submatches.
+func waitLine(t *testing.T, ctx context.Context, lines <-chan string, re *regexp.Regexp) []string {
 	t.Helper()
 	for {
 		select {
@@ -119,11 +124,103 @@ func waitLine(t *testing.T, ctx context.Context, lines <-chan string, re *regexp
 			if !ok {
 				t.Fatalf("serve ended before logging %v", re)
 			}
-			if re.MatchString(l) {
-				return
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m
 			}
 		case <-ctx.Done():
 			t.Fatalf("no log line matching %v", re)
 		}
+	}
+}
+
+// metricsFlags turn the operations endpoint on, on a free loopback port.
+var metricsFlags = []string{
+	"-Dmetrics.reporters=prometheus",
+	"-Dmetrics.reporter.prometheus.port=0",
+	"-D" + app.KeyMetricsHost + "=127.0.0.1",
+}
+
+// metricsAddrRE finds the operations endpoint's address in the log.
+var metricsAddrRE = regexp.MustCompile(`serving metrics and probes: addr=(\S+)`)
+
+// readyz returns /readyz's status and body.
+func readyz(t *testing.T, addr string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatalf("/readyz: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// handshake opens a connection to addr and makes one API_VERSIONS round
+// trip on it.
+func handshake(ctx context.Context, addr string) error {
+	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Handshake(ctx)
+	return err
+}
+
+// TestShutdownAcceptDelay: from the first SIGTERM /readyz answers 503
+// "shutting down", while new connections are still accepted and served
+// for sidecar.shutdown.accept-delay; a second SIGTERM skips the rest of
+// the delay and the process drains and exits 0.
+func TestShutdownAcceptDelay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	// Far longer than the test: only the second signal ends it.
+	cmd, addr, lines := serveProcess(t, ctx, append(metricsFlags, "-D"+app.KeyAcceptDelay+"=10 min")...)
+	ops := waitLine(t, ctx, lines, metricsAddrRE)[1]
+	for {
+		code, _ := readyz(t, ops)
+		if code == http.StatusOK {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("/readyz never answered 200 (last %d)", code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitLine(t, ctx, lines, regexp.MustCompile(`still accepting new connections for the accept delay`))
+	code, body := readyz(t, ops)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, app.ShuttingDown) {
+		t.Fatalf("/readyz after SIGTERM: %d %q, want 503 %q", code, body, app.ShuttingDown)
+	}
+	for i := range 3 { // new connections are still served
+		if err := handshake(ctx, addr); err != nil {
+			t.Fatalf("new connection %d during the accept delay: %v", i, err)
+		}
+	}
+	if _, err := before.Handshake(ctx); err != nil {
+		t.Fatalf("a connection opened before SIGTERM, during the delay: %v", err)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitLine(t, ctx, lines, regexp.MustCompile(`skipping the rest of the accept delay`))
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve after the second SIGTERM: %v, want exit status 0", err)
+	}
+	select {
+	case <-before.Done():
+	case <-ctx.Done():
+		t.Fatal("the connection opened before SIGTERM is still open after the exit")
 	}
 }
