@@ -51,6 +51,10 @@ type RequestDone struct {
 	ProducerID string
 	// Message is the error message answered, when Code is not NONE.
 	Message string
+	// Elsewhere is true when the key is one the Mux sends elsewhere
+	// (Mux.WithElsewhere): another server type serves it, and the answer
+	// was UNSUPPORTED_VERSION saying so. API then names the key.
+	Elsewhere bool
 }
 
 // producerIDOf returns the producer_id of a decoded request that has one,
@@ -72,6 +76,7 @@ type reqTrace struct {
 	local      bool
 	api        string
 	passed     bool // the answer came whole from a RawFallback
+	elsewhere  bool // the key is served by another server type (Mux.WithElsewhere)
 }
 
 // begin starts tracing a request and tells the observer. api and local are
@@ -123,7 +128,7 @@ func (c *serverConn) logUntracked(requestID int32, frame []byte) {
 func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed bool) {
 	d := RequestDone{
 		Header: tr.h, API: tr.api, Local: tr.local, Size: tr.size, Passed: passed,
-		Duration: time.Since(tr.start), ProducerID: tr.producerID,
+		Duration: time.Since(tr.start), ProducerID: tr.producerID, Elsewhere: tr.elsewhere,
 	}
 	if t != ResponseSuccess {
 		d.Code = flusserr.UnknownServerError
@@ -138,7 +143,9 @@ func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed boo
 }
 
 func (c *serverConn) logRequest(d RequestDone) {
-	warn := d.Code != flusserr.None && !d.Passed
+	// A key sent to the wrong server type is the client's mistake, told
+	// in the answer: not worth a WARN line each.
+	warn := d.Code != flusserr.None && !d.Passed && !d.Elsewhere
 	if !warn && !c.logger().IsDebug() {
 		return
 	}
