@@ -70,7 +70,7 @@ func TestStrictClientProxyMode(t *testing.T) {
 		{name: "forwarded metadata", kv: map[string]string{}},
 		{name: "rewritten metadata", rewrite: true, kv: map[string]string{"sidecar.proxy.rewrite-metadata": "true"}},
 		{name: "sasl", rewrite: true, users: map[string]string{"alice": "alice-pw"},
-			kv: map[string]string{"sidecar.proxy.rewrite-metadata": "true", "security.protocol.map": "FLUSS:SASL", "security.sasl.plain.jaas.config": saslUsers},
+			kv:   map[string]string{"sidecar.proxy.rewrite-metadata": "true", "security.protocol.map": "FLUSS:SASL", "security.sasl.plain.jaas.config": saslUsers},
 			opts: strictclient.Options{User: "alice", Password: "alice-pw"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
