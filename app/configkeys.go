@@ -153,6 +153,11 @@ const (
 	DefaultListeners = "FLUSS://127.0.0.1:9123"
 	// DefaultMetricsPort is metrics.reporter.prometheus.port's default.
 	DefaultMetricsPort = "9249"
+	// PackagedTabletPort is the tablet-server endpoint's port in the
+	// packaging files (image, systemd example, make run): the port after
+	// DefaultListeners'. Unset, sidecar.tablet-server.listeners takes a
+	// free port.
+	PackagedTabletPort = 9124
 )
 
 // Kind is how a key's value is written.
