@@ -4,7 +4,9 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
@@ -117,5 +119,39 @@ func TestProxyModeServerTypeBeforeTheUpstream(t *testing.T) {
 	defer c.Close()
 	if !c.Serves(messages.KeyRegisterProducerOffsets) {
 		t.Fatalf("API_VERSIONS without the upstream lists %v", c.Versions.GetApiVersions())
+	}
+}
+
+// TestMetricsTabletEndpoint: the tablet endpoint's connections are counted
+// under the listener label FLUSS/tablet-server, not FLUSS, and a producer
+// offsets request refused there under its key and code 2.
+func TestMetricsTabletEndpoint(t *testing.T) {
+	a := apptest.Start(t, sharedZK, reporterOn(map[string]string{}))
+	c := dial(t, a.TabletAddrs()[0].Address())
+	err := registerTTL(callCtx(t), c, "on-the-tablet", 60000)
+	if fe, ok := flusserr.From(err); !ok || fe.Code != flusserr.UnsupportedVersion {
+		t.Fatalf("register on the tablet endpoint: %v", err)
+	}
+	c.Close()
+	var fams map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		fams = scrape(t, a)
+		if value(fams, "fluss_sidecar_connection_open", "listener=FLUSS/tablet-server") == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"fluss_sidecar_connection_acceptedTotal", []string{"listener=FLUSS/tablet-server"}, 1},
+		{"fluss_sidecar_connection_open", []string{"listener=FLUSS/tablet-server"}, 0},
+		{"fluss_sidecar_connection_acceptedTotal", []string{"listener=FLUSS"}, -1},
+		{"fluss_sidecar_request_errorsTotal", []string{"request=registerProducerOffsets", "error_code=2"}, 1},
+	} {
+		if got := value(fams, tt.name, tt.labels...); got != tt.want {
+			t.Errorf("%s%v = %v, want %v", tt.name, tt.labels, got, tt.want)
+		}
 	}
 }
