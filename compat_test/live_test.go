@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -387,14 +388,68 @@ func foreignClients(t *testing.T, ref refSidecar) {
 	}
 }
 
-// runClient runs compat_test/run.sh for one client in the reference mode;
-// protoDir, if set, replaces messages/ (for the mutation check).
-func runClient(client string, ref refSidecar, protoDir string) (string, error) {
+// refSASL are the keys that put the reference listener under SASL/PLAIN
+// with the user of the "sasl" scenario.
+var refSASL = map[string]string{
+	"security.protocol.map":           "FLUSS:SASL",
+	"security.sasl.plain.jaas.config": `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_user="pass";`,
+}
+
+// TestForeignClientsSASL: the Python and Java clients log in with
+// SASL/PLAIN on the coordinator and on the tablet server of a reference
+// sidecar whose listener has SASL, in ZooKeeper and embedded mode, and
+// each endpoint answers with its own type and the same metadata.
+func TestForeignClientsSASL(t *testing.T) {
+	findTools(t)
+	zks := zktest.StartT(t)
+	for _, mode := range []struct {
+		name  string
+		start func(t *testing.T) refSidecar
+	}{
+		{"zookeeper", func(t *testing.T) refSidecar { return startReferenceOn(t, apptest.Config(t, zks.Addr, refSASL)) }},
+		{"embedded", func(t *testing.T) refSidecar {
+			c := config.New()
+			c.Set("bind.listeners", "FLUSS://127.0.0.1:0")
+			c.Set(app.KeyEmbedded, "true")
+			for k, v := range refSASL {
+				c.Set(k, v)
+			}
+			return startReferenceOn(t, c)
+		}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			ref := mode.start(t)
+			for _, client := range []string{"python", "java"} {
+				out, err := runClient(client, ref, "", "--sasl")
+				t.Logf("%s client output:\n%s", client, out)
+				if err != nil || !strings.Contains(out, "\nPASS "+client+": all steps") || strings.Contains(out, "\nFAIL ") ||
+					strings.Count(out, "\nPASS SASL ") != 2 {
+					t.Fatalf("%s client did not pass both SASL steps: %v", client, err)
+				}
+			}
+		})
+	}
+}
+
+// startReferenceOn starts c with the reference addresses and clock.
+func startReferenceOn(t *testing.T, c *config.Config) refSidecar {
+	t.Helper()
+	c.Set("advertised.listeners", refAdvertised)
+	c.Set(app.KeyTabletAdvertised, refTabletAdvertised)
+	a := apptest.StartConfig(t, c, app.Options{Now: func() time.Time { return time.UnixMilli(refNowMillis) }})
+	return refSidecar{addr: a.Addr(), tablet: a.TabletAddrs()[0].Address()}
+}
+
+// runClient runs compat_test/run.sh for one client in the reference mode,
+// with extra arguments; protoDir, if set, replaces messages/ (for the
+// mutation check).
+func runClient(client string, ref refSidecar, protoDir string, extra ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// The tablet endpoint's real address: the reference GET_METADATA
 	// announces one nobody listens on.
-	cmd := exec.CommandContext(ctx, "./run.sh", "--bootstrap", ref.addr, "--tablet", ref.tablet, "--client", client, "--reference")
+	args := append([]string{"--bootstrap", ref.addr, "--tablet", ref.tablet, "--client", client, "--reference"}, extra...)
+	cmd := exec.CommandContext(ctx, "./run.sh", args...)
 	if protoDir != "" {
 		cmd.Env = append(os.Environ(), "COMPAT_PROTO="+filepath.Join(protoDir, "fluss.proto"))
 	}

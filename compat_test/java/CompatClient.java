@@ -8,8 +8,11 @@
 // against the golden vectors.
 //
 //   java -cp classes:/usr/share/java/protobuf.jar CompatClient \
-//       --bootstrap 127.0.0.1:9123 --vectors compat_test/vectors [--tablet host:port] [--reference]
+//       --bootstrap 127.0.0.1:9123 --vectors compat_test/vectors [--tablet host:port] [--reference] [--sasl]
 //
+// --sasl runs the SASL scenario instead, against a listener with SASL/PLAIN
+// user "user", password "pass": a login on the coordinator and on the tablet
+// server, each then answering GET_METADATA.
 // Every API_VERSIONS answer must carry the server_type of the node it was
 // opened for (1 COORDINATOR, 2 TABLET_SERVER): the Java client closes a
 // connection whose type differs, and fluss-go refuses one without a type.
@@ -429,6 +432,36 @@ public final class CompatClient {
         });
     }
 
+    void login(Conn c, String versionsVector) throws Exception {
+        call(c, 1000, "api_versions_request", ApiVersionsRequest.newBuilder()
+                .setClientSoftwareName("fluss").setClientSoftwareVersion("0.1.0").build(), versionsVector);
+        call(c, 1038, "authenticate_request_plain", AuthenticateRequest.newBuilder().setProtocol("PLAIN")
+                .setToken(ByteString.copyFrom("\0user\0pass", StandardCharsets.UTF_8)).build(), "authenticate_response_plain");
+    }
+
+    void runSasl(String addr, String tablet) throws IOException {
+        List<Reply> metadata = new ArrayList<>();
+        step("SASL coordinator: server_type 1, PLAIN login, GET_METADATA", () -> {
+            try (Conn c = new Conn(addr)) {
+                login(c, "api_versions_response");
+                metadata.add(call(c, 1012, "metadata_request_after_login", MetadataRequest.getDefaultInstance(),
+                        "metadata_response_after_login"));
+            }
+        });
+        step("SASL tablet server: server_type 2, PLAIN login, GET_METADATA", () -> {
+            String where = tablet;
+            if (where == null) {
+                check(!metadata.isEmpty(), "no GET_METADATA answer names the tablet server");
+                PbServerNode ts = MetadataResponse.parseFrom(metadata.get(0).body).getTabletServers(0);
+                where = ts.getHost() + ":" + ts.getPort();
+            }
+            try (Conn c = new Conn(where)) {
+                login(c, "tablet_api_versions_response");
+                call(c, 1012, "metadata_request_after_login", MetadataRequest.getDefaultInstance(), "metadata_response_after_login");
+            }
+        });
+    }
+
     static String hex(byte[] b) {
         StringBuilder s = new StringBuilder();
         for (int i = 0; i < b.length; i++) {
@@ -451,14 +484,16 @@ public final class CompatClient {
         String vectors = "compat_test/vectors";
         boolean reference = false;
         String tablet = null;
+        boolean sasl = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--bootstrap": bootstrap = args[++i]; break;
                 case "--vectors": vectors = args[++i]; break;
                 case "--reference": reference = true; break;
                 case "--tablet": tablet = args[++i]; break;
+                case "--sasl": sasl = true; break;
                 default:
-                    System.err.println("usage: CompatClient --bootstrap host:port [--vectors dir] [--tablet host:port] [--reference]");
+                    System.err.println("usage: CompatClient --bootstrap host:port [--vectors dir] [--tablet host:port] [--reference] [--sasl]");
                     System.exit(2);
             }
         }
@@ -469,7 +504,11 @@ public final class CompatClient {
         CompatClient suite = new CompatClient(Paths.get(vectors), reference);
         System.out.println("java client (protobuf-java " + System.getProperty("compat.protobuf.version", "?")
                 + ", Java " + System.getProperty("java.version") + ") against " + bootstrap + (reference ? " in the reference setup" : ""));
-        suite.run(bootstrap, tablet);
+        if (sasl) {
+            suite.runSasl(bootstrap, tablet);
+        } else {
+            suite.run(bootstrap, tablet);
+        }
         if (suite.failed > 0) {
             System.out.println("FAIL java: " + suite.failed + " step(s) failed");
             System.exit(1);

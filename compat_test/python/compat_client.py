@@ -3,7 +3,7 @@
 protoc and our messages/fluss.proto, that runs the compat_test scenario
 against a live sidecar and checks every reply against the golden vectors.
 
-    compat_client.py --bootstrap 127.0.0.1:9123 [--tablet host:port] [--reference]
+    compat_client.py --bootstrap 127.0.0.1:9123 [--tablet host:port] [--reference] [--sasl]
 
 The bootstrap address may also come from $FLUSS_BOOTSTRAP. --reference says
 the sidecar runs in the reference setup of vectors/gen_vectors.py (clock
@@ -13,8 +13,10 @@ compared byte for byte. Every API_VERSIONS answer must carry server_type,
 and the one GET_METADATA gives each node (1 COORDINATOR, 2 TABLET_SERVER), as
 fluss-go requires and Fluss's Java client checks. The tablet server is the
 one GET_METADATA names, or --tablet when that address is not reachable (the
-reference setup announces 127.0.0.1:9124). Prints PASS/FAIL per step; exits
-1 on any failure.
+reference setup announces 127.0.0.1:9124). --sasl runs the SASL scenario
+instead, against a listener with SASL/PLAIN user "user", password "pass":
+a login on the coordinator and on the tablet server, each then answering
+GET_METADATA. Prints PASS/FAIL per step; exits 1 on any failure.
 """
 
 import argparse
@@ -346,6 +348,43 @@ class Suite:
         self.step("negative frame length -> SERVER_FAILURE(-1), then close", failure)
 
 
+    def run_sasl(self, addr, tablet=None):
+        """The "sasl" scenario: both endpoints take a PLAIN login, then serve."""
+        pb = self.pb
+        metadata = []
+
+        def login(conn, versions_vector):
+            self.call(conn, 1000, "api_versions_request",
+                      pb.ApiVersionsRequest(client_software_name="fluss", client_software_version="0.1.0"), versions_vector)
+            self.call(conn, 1038, "authenticate_request_plain",
+                      pb.AuthenticateRequest(protocol="PLAIN", token=b"\x00user\x00pass"), "authenticate_response_plain")
+
+        def coordinator():
+            c = Conn(addr)
+            try:
+                login(c, "api_versions_response")
+                metadata.append(self.call(c, 1012, "metadata_request_after_login", pb.MetadataRequest(),
+                                          "metadata_response_after_login"))
+            finally:
+                c.close()
+        self.step("SASL coordinator: server_type 1, PLAIN login, GET_METADATA", coordinator)
+
+        def tablet_server():
+            where = tablet
+            if where is None:
+                if not metadata:
+                    raise AssertionError("no GET_METADATA answer names the tablet server")
+                ts = self.parse_strict(pb.MetadataResponse, metadata[0][9:], "metadata_response_after_login").tablet_servers[0]
+                where = "%s:%d" % (ts.host, ts.port)
+            s = Conn(where)
+            try:
+                login(s, "tablet_api_versions_response")
+                self.call(s, 1012, "metadata_request_after_login", pb.MetadataRequest(), "metadata_response_after_login")
+            finally:
+                s.close()
+        self.step("SASL tablet server: server_type 2, PLAIN login, GET_METADATA", tablet_server)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bootstrap", default=os.environ.get("FLUSS_BOOTSTRAP"), help="sidecar host:port")
@@ -354,6 +393,7 @@ def main():
     ap.add_argument("--build", help="directory for the generated code (default: a temporary one)")
     ap.add_argument("--reference", action="store_true", help="the sidecar runs in the reference setup")
     ap.add_argument("--tablet", help="the tablet server's host:port (default: the one GET_METADATA names)")
+    ap.add_argument("--sasl", action="store_true", help="run the SASL scenario (user \"user\", password \"pass\")")
     args = ap.parse_args()
     if not args.bootstrap:
         ap.error("--bootstrap or $FLUSS_BOOTSTRAP is required")
@@ -364,7 +404,10 @@ def main():
     print("python client (protobuf %s) against %s%s" % (
         importlib.import_module("google.protobuf").__version__, args.bootstrap,
         " in the reference setup" if args.reference else ""))
-    suite.run(args.bootstrap, args.tablet)
+    if args.sasl:
+        suite.run_sasl(args.bootstrap, args.tablet)
+    else:
+        suite.run(args.bootstrap, args.tablet)
     if suite.failed:
         print("FAIL python: %d step(s) failed" % suite.failed)
         return 1

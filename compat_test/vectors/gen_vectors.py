@@ -423,6 +423,22 @@ vec("tablet_error_2_elsewhere", error(2, 2, MSG_2_ELSEWHERE),
     decoded={"error_code": 2, "error_message": MSG_2_ELSEWHERE}, scenario="tablet")
 
 
+# ---- the scenario "sasl", against a listener with SASL/PLAIN user "user",
+# password "pass": on the coordinator and on the tablet server alike,
+# API_VERSIONS (request 0), AUTHENTICATE PLAIN (request 1, the vectors
+# above), then GET_METADATA as request 2.
+
+vec("metadata_request_after_login", request(1012, 2, []),
+    meaning="GET_METADATA with an empty body, after API_VERSIONS and a SASL/PLAIN login (request 2).",
+    api_key=1012, message="MetadataRequest", decoded={}, scenario="sasl")
+vec("metadata_response_after_login", success(2, f_msg(1, "coordinator_server", server_node())
+                                             + f_msg(2, "tablet_servers", server_node(REF_TABLET_PORT))),
+    meaning="The same metadata as metadata_response, for request 2: SASL applies to both endpoints, and "
+            "after the login each names the coordinator endpoint and the tablet-server endpoint.",
+    api_key=1012, message="MetadataResponse", exact="reference",
+    decoded={"coordinator_server": j_node(), "tablet_servers": [j_node(REF_TABLET_PORT)]}, scenario="sasl")
+
+
 def header_fields(pieces, kind):
     raw = b"".join(p[0] for p in pieces)
     if kind == "request":
