@@ -28,8 +28,9 @@ COPY --from=build --chown=65532:65532 /out/etc/fluss-sidecar /etc/fluss-sidecar
 # For a local remote.data.dir (file://); object stores need no volume.
 COPY --from=build --chown=65532:65532 /out/var/lib/fluss-sidecar /var/lib/fluss-sidecar
 USER 65532:65532
-# 9123: Fluss RPC (bind.listeners). 9249: /metrics, /healthz, /readyz
+# 9123: Fluss RPC (bind.listeners). 9124: its tablet-server endpoint
+# (sidecar.tablet-server.listeners). 9249: /metrics, /healthz, /readyz
 # (metrics.reporter.prometheus.port).
-EXPOSE 9123 9249
+EXPOSE 9123 9124 9249
 ENTRYPOINT ["/fluss-sidecar"]
 CMD ["serve", "--config", "/etc/fluss-sidecar/server.yaml"]

@@ -11,6 +11,8 @@ ZK_PORT   ?= 2181
 # Set ZK_ADDRESS to use a ZooKeeper you run yourself; make run then starts none.
 ZK_ADDRESS ?=
 LISTEN    ?= 127.0.0.1:9123
+# The tablet-server endpoint GET_METADATA names beside LISTEN.
+TABLET_LISTEN ?= 127.0.0.1:9124
 METRICS_PORT ?= 9249
 # A count, not a duration: Go 1.26's fuzzer can report a spurious "context
 # deadline exceeded" when a duration budget ends mid-input (go.dev/issue/75804).
@@ -33,7 +35,7 @@ build:
 	$(GO) build -o $(ZKRUN) ./internal/zktest/cmd/zkrun
 
 run: deps build
-	ZK_ADDRESS="$(ZK_ADDRESS)" ZK_PORT=$(ZK_PORT) DATA_DIR="$(DATA_DIR)" LISTEN=$(LISTEN) METRICS_PORT=$(METRICS_PORT) scripts/run-local.sh
+	ZK_ADDRESS="$(ZK_ADDRESS)" ZK_PORT=$(ZK_PORT) DATA_DIR="$(DATA_DIR)" LISTEN=$(LISTEN) TABLET_LISTEN=$(TABLET_LISTEN) METRICS_PORT=$(METRICS_PORT) scripts/run-local.sh
 
 # deps installs the Debian packages the tests and `make run` need (as root,
 # `apt-get update` once, then install), only when something is missing.

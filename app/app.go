@@ -47,6 +47,8 @@ type App struct {
 	emb      *embedded.Server // embedded mode (embedded.go)
 	ops      *ops
 	maxConns int // each listener's connection limit
+	// tabletAddrs are the tablet-server listeners.
+	tabletAddrs []config.Listener
 	// acceptDelay is sidecar.shutdown.accept-delay (Shutdown).
 	acceptDelay  time.Duration
 	drainTimeout time.Duration // for the log line only
@@ -194,22 +196,25 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		Listeners:        s.Listeners,
 		Advertised:       s.AdvertisedListeners,
 		AnnounceWildcard: announceHostName(log),
-		Limits:           s.Limits(),
-		Security:         sec,
-		NodeID:           s.NodeID,
-		Registry:         a.registry,
-		Authorizer:       authorizer,
-		Tables:           tableNames,
-		Cleanup:          cleanupConfig(s, zc, remoteFiles, o.cleanupObserver(), log),
-		Adapt:            adapt,
-		Observer:         o.wireObserver(),
-		Mode:             s.Mode,
-		Logger:           log,
+		Tablet: assembly.Tablet{
+			Off: s.Mode == ModeProxy, Listeners: s.TabletListeners, Advertised: s.TabletAdvertised,
+		},
+		Limits:     s.Limits(),
+		Security:   sec,
+		NodeID:     s.NodeID,
+		Registry:   a.registry,
+		Authorizer: authorizer,
+		Tables:     tableNames,
+		Cleanup:    cleanupConfig(s, zc, remoteFiles, o.cleanupObserver(), log),
+		Adapt:      adapt,
+		Observer:   o.wireObserver(),
+		Mode:       s.Mode,
+		Logger:     log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	a.addrs = a.serving.Bound()
+	a.addrs, a.tabletAddrs = a.serving.Bound(), a.serving.TabletBound()
 	o.watch(zc, files, upstream, s.StorageCheckInterval)
 	ok = true
 	return a, nil
@@ -232,6 +237,12 @@ func (a *App) Addr() string { return a.addrs[0].Address() }
 
 // Addrs are the bound listeners.
 func (a *App) Addrs() []config.Listener { return append([]config.Listener(nil), a.addrs...) }
+
+// TabletAddrs are the bound tablet-server listeners, in the order of
+// Addrs; nil in proxy mode.
+func (a *App) TabletAddrs() []config.Listener {
+	return append([]config.Listener(nil), a.tabletAddrs...)
+}
 
 // MaxConnections is each listener's connection limit: sidecar.max-connections,
 // or the limit derived from the open-files limit when it is not set.

@@ -25,6 +25,10 @@ import (
 const (
 	KeyBindListeners       = "bind.listeners"
 	KeyAdvertisedListeners = "advertised.listeners"
+	// KeyTabletListeners and KeyTabletAdvertised bind and announce the
+	// tablet-server endpoint, one per listener (assembly.Tablet).
+	KeyTabletListeners  = "sidecar.tablet-server.listeners"
+	KeyTabletAdvertised = "sidecar.tablet-server.advertised.listeners"
 )
 
 // ZooKeeper keys.
@@ -150,6 +154,11 @@ const (
 	DefaultListeners = "FLUSS://127.0.0.1:9123"
 	// DefaultMetricsPort is metrics.reporter.prometheus.port's default.
 	DefaultMetricsPort = "9249"
+	// PackagedTabletPort is the tablet-server endpoint's port in the
+	// packaging files (image, systemd example, make run): the port after
+	// DefaultListeners'. Unset, sidecar.tablet-server.listeners takes a
+	// free port.
+	PackagedTabletPort = 9124
 )
 
 // Kind is how a key's value is written.
@@ -195,6 +204,10 @@ var configKeys = []ConfigKey{
 		Doc: "where to listen, `NAME://host:port,...`"},
 	{Name: KeyAdvertisedListeners, Kind: KindListeners, Unset: "bind listeners", Serving: true,
 		Doc: "address announced in GET_METADATA, per listener name"},
+	{Name: KeyTabletListeners, Kind: KindListeners, Unset: "each listener's host, a free port", Serving: true,
+		Doc: "where the tablet-server endpoint listens, one per listener of the same name: the tablet server GET_METADATA names, which answers API_VERSIONS as a TABLET_SERVER ([Two endpoints](#two-endpoints-coordinator-and-tablet-server)); not in proxy mode"},
+	{Name: KeyTabletAdvertised, Kind: KindListeners, Unset: "the listener's advertised host, the bound port", Serving: true,
+		Doc: "tablet-server address announced in GET_METADATA, per listener name; not in proxy mode"},
 
 	{Name: KeyZKAddress, Unset: "(required)",
 		Doc: "the Fluss cluster's ZooKeeper, `host:port,...`"},

@@ -53,6 +53,8 @@ func EmbeddedConfig(s Settings, opts Options) (embedded.Config, error) {
 	cfg := embedded.Config{
 		Listeners:         s.Listeners,
 		Advertised:        s.AdvertisedListeners,
+		TabletListeners:   s.TabletListeners,
+		TabletAdvertised:  s.TabletAdvertised,
 		Security:          s.Security,
 		NodeID:            s.NodeID,
 		TTL:               s.ProducerOffsetsTTL,
@@ -85,7 +87,7 @@ func startEmbedded(ctx context.Context, s Settings, opts Options, log hclog.Logg
 	if err != nil {
 		return nil, err
 	}
-	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners(), maxConns: s.MaxConnections,
+	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners(), tabletAddrs: srv.TabletListeners(), maxConns: s.MaxConnections,
 		acceptDelay: s.ShutdownAcceptDelay, drainTimeout: s.ShutdownDrainTimeout}
 	log.Warn("embedded mode: snapshots and offsets files are kept in memory and lost on exit; for tests only")
 	return a, nil

@@ -19,6 +19,11 @@ import (
 type Settings struct {
 	Listeners           []config.Listener // bind.listeners
 	AdvertisedListeners []config.Listener // advertised.listeners, defaulting to bind.listeners
+	// TabletListeners and TabletAdvertised are the tablet-server endpoint's
+	// sidecar.tablet-server.listeners and .advertised.listeners; nil takes
+	// the defaults of assembly.Tablet.
+	TabletListeners  []config.Listener
+	TabletAdvertised []config.Listener
 
 	ZooKeeperAddress           string        // zookeeper.address (required)
 	ZooKeeperRoot              string        // zookeeper.path.root
@@ -146,6 +151,14 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if v := c.String(KeyAdvertisedListeners, defaultText(KeyAdvertisedListeners)); v != "" {
 		s.AdvertisedListeners, err = config.ParseListeners(v)
 		add(wrapKey(KeyAdvertisedListeners, err))
+	}
+	if v := c.String(KeyTabletListeners, ""); v != "" {
+		s.TabletListeners, err = config.ParseListeners(v)
+		add(wrapKey(KeyTabletListeners, err))
+	}
+	if v := c.String(KeyTabletAdvertised, ""); v != "" {
+		s.TabletAdvertised, err = config.ParseListeners(v)
+		add(wrapKey(KeyTabletAdvertised, err))
 	}
 	s.Embedded, err = c.Bool(KeyEmbedded, defaultBool(KeyEmbedded))
 	add(wrapKey(KeyEmbedded, err))

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
 )
 
 // LogLevels are the accepted values of sidecar.log.level.
@@ -54,6 +56,34 @@ func (s *Settings) validate() []error {
 	}
 	if err := s.checkAuthorizerListeners(); err != nil {
 		errs = append(errs, err)
+	}
+	errs = append(errs, s.checkTabletListeners()...)
+	return errs
+}
+
+// checkTabletListeners checks the tablet-server listeners against the
+// listeners they go with: the same names, each present once; and none in
+// proxy mode, whose tablet servers are the cluster's own.
+func (s *Settings) checkTabletListeners() []error {
+	if s.Mode == ModeProxy {
+		var errs []error
+		for _, k := range []struct {
+			key string
+			ls  []config.Listener
+		}{{KeyTabletListeners, s.TabletListeners}, {KeyTabletAdvertised, s.TabletAdvertised}} {
+			if len(k.ls) > 0 {
+				errs = append(errs, fmt.Errorf("%s is set, but %s: %s has no tablet-server endpoint of its own: GET_METADATA comes from the coordinator and names the cluster's tablet servers; remove %s",
+					k.key, KeyMode, ModeProxy, k.key))
+			}
+		}
+		return errs
+	}
+	var errs []error
+	if _, err := assembly.TabletListeners(s.Listeners, s.TabletListeners); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w (%s)", KeyTabletListeners, err, KeyBindListeners))
+	}
+	if err := assembly.CheckTabletAdvertised(s.Listeners, s.TabletAdvertised); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w (%s)", KeyTabletAdvertised, err, KeyBindListeners))
 	}
 	return errs
 }

@@ -54,6 +54,19 @@ func TestBadConfigurations(t *testing.T) {
 			"the only listener, CLIENT, is the internal listener"},
 		{"authorizer with a client listener", map[string]string{"authorizer.enabled": "true",
 			KeyBindListeners: "FLUSS://127.0.0.1:9123,CLIENT://127.0.0.1:9124"}, ""},
+		{"tablet listeners of the same names", map[string]string{KeyBindListeners: "FLUSS://127.0.0.1:9123,CLIENT://127.0.0.1:9125",
+			KeyTabletListeners: "CLIENT://127.0.0.1:9126,FLUSS://127.0.0.1:9124", KeyTabletAdvertised: "CLIENT://tablet.example:9126"}, ""},
+		{"a tablet listener missing", map[string]string{KeyBindListeners: "FLUSS://127.0.0.1:9123,CLIENT://127.0.0.1:9125",
+			KeyTabletListeners: "FLUSS://127.0.0.1:9124"},
+			"sidecar.tablet-server.listeners: no tablet-server listener for CLIENT: each coordinator listener (FLUSS, CLIENT) needs one tablet-server listener of the same name (bind.listeners)"},
+		{"a tablet listener of no listener", map[string]string{KeyTabletListeners: "FLUSS://127.0.0.1:9124,OTHER://127.0.0.1:9126"},
+			"sidecar.tablet-server.listeners: no coordinator listener named OTHER: each coordinator listener (FLUSS) needs one tablet-server listener of the same name"},
+		{"a tablet listener named twice", map[string]string{KeyTabletListeners: "FLUSS://127.0.0.1:9124,FLUSS://127.0.0.1:9126"},
+			`sidecar.tablet-server.listeners: listener name "FLUSS" appears twice`},
+		{"an advertised tablet listener of no listener", map[string]string{KeyTabletAdvertised: "OTHER://tablet.example:9124"},
+			"sidecar.tablet-server.advertised.listeners: no listener is named OTHER; the names are those of the coordinator listeners (FLUSS)"},
+		{"tablet listeners in proxy mode", map[string]string{KeyMode: "proxy", KeyUpstreamAddress: "127.0.0.1:9123", KeyTabletListeners: "FLUSS://127.0.0.1:9124"},
+			"sidecar.tablet-server.listeners is set, but sidecar.mode: proxy has no tablet-server endpoint of its own"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := FromConfig(baseConfig(tt.kv))

@@ -1,7 +1,8 @@
 // Package assembly runs the serving side of a sidecar, the same way for
 // the ZooKeeper-backed server (app.Start) and the in-memory one
-// (embedded.Start): it binds every listener, builds the API handlers and
-// one wire server per listener with every limit, shares one request budget
+// (embedded.Start): it binds every listener and its tablet-server
+// listener, builds the API handlers and one wire server per endpoint with
+// every limit, shares one request budget
 // between them, runs the periodic cleanup, and shuts all of it down in
 // order. The caller builds what differs between the two, the registry over
 // its stores and the authorizer, and hands them in.
@@ -37,7 +38,7 @@ type Limits struct {
 	MaxFrameSize          int32         // netty.server.max-request-size
 	MaxInFlightPerConn    int           // sidecar.max-inflight-per-connection
 	MaxRunningPerConn     int           // sidecar.max-running-per-connection
-	MaxConns              int           // sidecar.max-connections, per listener
+	MaxConns              int           // sidecar.max-connections, per endpoint (each listener and its tablet-server listener)
 	MaxQueuedRequestBytes int64         // sidecar.max-queued-request-bytes, shared by every listener
 	IdleTimeout           time.Duration // netty.connection.max-idle-time
 	RequestTimeout        time.Duration // sidecar.request-timeout
@@ -79,6 +80,9 @@ type Listener struct {
 	AllBound   []config.Listener // every bound listener, in order
 	Protocol   string            // authz.ProtocolPlaintext or authz.ProtocolSASL
 	Sidecar    *sidecar.Sidecar  // the API handlers every listener serves
+	// Tablet is true for a tablet-server listener, whose server serves
+	// Sidecar.TabletMux.
+	Tablet bool
 }
 
 // Config configures Start.
@@ -93,6 +97,8 @@ type Config struct {
 	// a wildcard address (0.0.0.0, ::) that has no advertised entry. Nil
 	// announces this machine's host name (HostName).
 	AnnounceWildcard func(config.Listener) string
+	// Tablet configures the tablet-server endpoint (tablet.go).
+	Tablet Tablet
 
 	Limits Limits
 	// Security holds each listener's protocol and SASL users, the login
@@ -125,9 +131,10 @@ type Config struct {
 type Assembly struct {
 	log       hclog.Logger
 	registry  *producer.Registry
-	listeners []net.Listener
+	listeners []net.Listener // the coordinator listeners, then the tablet ones
 	bound     []config.Listener
-	servers   []*wire.Server
+	tablet    []config.Listener // the bound tablet-server listeners
+	servers   []*wire.Server    // in the order of listeners
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -175,6 +182,13 @@ func Start(ctx context.Context, cfg Config) (*Assembly, error) {
 		return nil, errors.New("assembly: no listener to bind")
 	}
 	advertised := advertise(a.bound, cfg.Advertised, cfg.AnnounceWildcard)
+	var tabletAdvertised []config.Listener
+	if !cfg.Tablet.Off {
+		if err := a.bindTablet(cfg); err != nil {
+			return nil, err
+		}
+		tabletAdvertised = advertiseTablet(a.tablet, cfg.Tablet.Advertised, cfg.Advertised, cfg.AnnounceWildcard)
+	}
 	sec := cfg.Security
 	authn, err := authz.NewAuthenticator(authz.AuthConfig{Listeners: sec.Listeners, Timeout: sec.AuthTimeout, Logger: log})
 	if err != nil {
@@ -183,6 +197,7 @@ func Start(ctx context.Context, cfg Config) (*Assembly, error) {
 	sc, err := sidecar.New(sidecar.Config{
 		NodeID:               cfg.NodeID,
 		Advertised:           advertised,
+		TabletAdvertised:     tabletAdvertised,
 		Registry:             cfg.Registry,
 		RequestTimeout:       cfg.Limits.RequestTimeout,
 		Logger:               log,
@@ -212,19 +227,34 @@ func Start(ctx context.Context, cfg Config) (*Assembly, error) {
 	budget := wire.NewBudget(budgetSize)
 	budget.SetOnDrained(largeRequest, giveMemoryBack(log))
 	for i, ln := range a.listeners {
-		protocol := authn.Protocol(a.bound[i].Name)
+		tablet := i >= len(a.bound)
+		var bound, adv config.Listener
+		mux, obs, endpoint := sc.Mux(), cfg.Observer, "coordinator"
+		if tablet {
+			j := i - len(a.bound)
+			bound, adv, mux, endpoint = a.tablet[j], tabletAdvertised[j], sc.TabletMux(), TabletServerLabel
+			if obs != nil {
+				obs = tabletObserver{obs}
+			}
+		} else {
+			bound, adv = a.bound[i], advertised[i]
+		}
+		protocol := authn.Protocol(bound.Name)
 		scfg := wire.ServerConfig{
-			Mux:          sc.Mux(),
-			Logger:       log,
-			Budget:       budget,
-			ListenerName: a.bound[i].Name,
+			Mux:    mux,
+			Logger: log,
+			Budget: budget,
+			// The tablet listener goes by its coordinator listener's name,
+			// so that the same security protocol, users and internal
+			// listener rule apply to it.
+			ListenerName: bound.Name,
 			Gate:         authn.Gate,
 			OnConnect:    authn.OnConnect,
-			Observer:     cfg.Observer,
+			Observer:     obs,
 		}
 		if cfg.Adapt != nil {
 			scfg, err = cfg.Adapt(Listener{
-				Bound: a.bound[i], Advertised: advertised[i], AllBound: a.Bound(), Protocol: protocol, Sidecar: sc,
+				Bound: bound, Advertised: adv, AllBound: a.Bound(), Protocol: protocol, Sidecar: sc, Tablet: tablet,
 			}, scfg)
 			if err != nil {
 				return nil, err
@@ -240,8 +270,8 @@ func Start(ctx context.Context, cfg Config) (*Assembly, error) {
 				log.Error("listener stopped", "addr", ln.Addr().String(), "error", err)
 			}
 		}(ln)
-		log.Info("serving", "listener", a.bound[i].Name, "addr", ln.Addr().String(),
-			"security_protocol", protocol, "mode", cfg.Mode)
+		log.Info("serving", "listener", bound.Name, "endpoint", endpoint, "addr", ln.Addr().String(),
+			"advertised", adv.Address(), "security_protocol", protocol, "mode", cfg.Mode)
 	}
 	a.startCleanup(runCtx, cfg.Cleanup, elector)
 	ok = true
@@ -265,8 +295,35 @@ func (a *Assembly) startCleanup(ctx context.Context, c Cleanup, elector *cleanup
 // Addr is the bound host:port of the first listener.
 func (a *Assembly) Addr() string { return a.bound[0].Address() }
 
-// Bound are the bound listeners, ports filled in.
+// Bound are the bound coordinator listeners, ports filled in.
 func (a *Assembly) Bound() []config.Listener { return append([]config.Listener(nil), a.bound...) }
+
+// TabletBound are the bound tablet-server listeners, ports filled in, in
+// the order of Bound; nil when Tablet.Off.
+func (a *Assembly) TabletBound() []config.Listener {
+	return append([]config.Listener(nil), a.tablet...)
+}
+
+// bindTablet binds the tablet-server listeners after the coordinator ones.
+func (a *Assembly) bindTablet(cfg Config) error {
+	tablet, err := TabletListeners(a.bound, cfg.Tablet.Listeners)
+	if err != nil {
+		return fmt.Errorf("assembly: %w", err)
+	}
+	if err := CheckTabletAdvertised(a.bound, cfg.Tablet.Advertised); err != nil {
+		return fmt.Errorf("assembly: advertised tablet-server listeners: %w", err)
+	}
+	for _, l := range tablet {
+		ln, err := net.Listen("tcp", l.Address())
+		if err != nil {
+			return fmt.Errorf("listen %s (tablet server): %w", l.Name, err)
+		}
+		a.listeners = append(a.listeners, ln)
+		l.Port = ln.Addr().(*net.TCPAddr).Port
+		a.tablet = append(a.tablet, l)
+	}
+	return nil
+}
 
 // Close stops accepting, drains the requests in flight (for up to
 // Limits.DrainTimeout), stops the cleanup and waits for writes that

@@ -17,14 +17,15 @@ import (
 // startReferenceEmbedded starts the reference setup (see
 // startReferenceSidecar) in embedded mode: the same app.Start, the same
 // keys, sidecar.embedded: true instead of ZooKeeper and remote storage.
-func startReferenceEmbedded(t *testing.T) string {
+func startReferenceEmbedded(t *testing.T) refSidecar {
 	t.Helper()
 	c := config.New()
 	c.Set("bind.listeners", "FLUSS://127.0.0.1:0")
 	c.Set("advertised.listeners", refAdvertised)
+	c.Set(app.KeyTabletAdvertised, refTabletAdvertised)
 	c.Set(app.KeyEmbedded, "true")
 	a := apptest.StartConfig(t, c, app.Options{Now: func() time.Time { return time.UnixMilli(refNowMillis) }})
-	return a.Addr()
+	return refSidecar{addr: a.Addr(), tablet: a.TabletAddrs()[0].Address()}
 }
 
 // TestLiveScenarioGoEmbedded: the vectors' scenario, byte for byte, against

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -27,17 +28,23 @@ import (
 // The reference setup of vectors/gen_vectors.py: with it every reply of the
 // scenario is deterministic, byte for byte.
 const (
-	refNowMillis  = 1735538268000
-	refAdvertised = "FLUSS://127.0.0.1:9123"
+	refNowMillis        = 1735538268000
+	refAdvertised       = "FLUSS://127.0.0.1:9123"
+	refTabletAdvertised = "FLUSS://127.0.0.1:9124"
 )
 
+// refSidecar is a reference sidecar's bound coordinator and tablet-server
+// endpoints (GET_METADATA announces 9123 and 9124 instead).
+type refSidecar struct{ addr, tablet string }
+
 // startReferenceSidecar starts a whole sidecar (app.Start) on a real
-// ZooKeeper, bound to a free port, advertising 127.0.0.1:9123, with the
-// clock fixed at the reference time and the default 24 h ttl.
-func startReferenceSidecar(t *testing.T) string {
+// ZooKeeper, bound to free ports, advertising 127.0.0.1:9123 and its
+// tablet-server endpoint as 127.0.0.1:9124, with the clock fixed at the
+// reference time and the default 24 h ttl.
+func startReferenceSidecar(t *testing.T) refSidecar {
 	t.Helper()
 	zks := zktest.StartT(t)
-	c := apptest.Config(t, zks.Addr, map[string]string{"advertised.listeners": refAdvertised})
+	c := apptest.Config(t, zks.Addr, map[string]string{"advertised.listeners": refAdvertised, app.KeyTabletAdvertised: refTabletAdvertised})
 	s, err := app.FromConfig(c)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +53,7 @@ func startReferenceSidecar(t *testing.T) string {
 		t.Fatalf("the defaults changed (ttl %v, node id %d): the reference vectors assume 24h and 0", s.ProducerOffsetsTTL, s.NodeID)
 	}
 	a := apptest.StartConfig(t, c, app.Options{Now: func() time.Time { return time.UnixMilli(refNowMillis) }})
-	return a.Addr()
+	return refSidecar{addr: a.Addr(), tablet: a.TabletAddrs()[0].Address()}
 }
 
 // rawConn sends vector bytes as they are and reads reply frames.
@@ -137,9 +144,10 @@ func TestLiveScenarioGo(t *testing.T) {
 
 // liveScenarioGo runs TestLiveScenarioGo's scenario against the reference
 // sidecar at addr.
-func liveScenarioGo(t *testing.T, addr string) {
+func liveScenarioGo(t *testing.T, ref refSidecar) {
 	frames := loadFrames(t)
-	run := func(t *testing.T, steps []goStep) *rawConn {
+	addr := ref.addr
+	runAt := func(t *testing.T, addr string, steps []goStep) *rawConn {
 		c := dialRaw(t, addr)
 		for _, s := range steps {
 			var batch []byte
@@ -170,6 +178,7 @@ func liveScenarioGo(t *testing.T, addr string) {
 		}
 		return c
 	}
+	run := func(t *testing.T, steps []goStep) *rawConn { return runAt(t, addr, steps) }
 	t.Run("main", func(t *testing.T) {
 		run(t, []goStep{
 			{[]string{"api_versions_request"}, []string{"api_versions_response"}},
@@ -194,6 +203,13 @@ func liveScenarioGo(t *testing.T, addr string) {
 			{[]string{"api_versions_request"}, []string{"api_versions_response"}},
 			{[]string{"authenticate_request_plain"}, []string{"error_46_plaintext"}},
 			{[]string{"authenticate_request_plaintext"}, []string{"authenticate_response_plaintext"}},
+		})
+	})
+	t.Run("tablet", func(t *testing.T) {
+		runAt(t, ref.tablet, []goStep{
+			{[]string{"api_versions_request"}, []string{"tablet_api_versions_response"}},
+			{[]string{"metadata_request_empty"}, []string{"metadata_response"}},
+			{[]string{"register_request_nonpartitioned"}, []string{"tablet_error_2_elsewhere"}},
 		})
 	})
 	t.Run("server_failure", func(t *testing.T) {
@@ -244,7 +260,7 @@ func errorCode(r wire.Response) (int32, bool) {
 // serving. The SASL variant (a second AUTHENTICATE after PLAIN succeeds)
 // belongs to the SASL work.
 func TestRustQuirksPlaintext(t *testing.T) {
-	addr := startReferenceSidecar(t)
+	addr := startReferenceSidecar(t).addr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
@@ -353,11 +369,11 @@ func TestForeignClients(t *testing.T) {
 }
 
 // foreignClients runs the Python and Java clients in the reference mode
-// against addr.
-func foreignClients(t *testing.T, addr string) {
+// against ref.
+func foreignClients(t *testing.T, ref refSidecar) {
 	for _, client := range []string{"python", "java"} {
 		t.Run(client, func(t *testing.T) {
-			out, err := runClient(client, addr, "")
+			out, err := runClient(client, ref, "")
 			t.Logf("%s client output:\n%s", client, out)
 			if err != nil {
 				t.Fatalf("%s client failed: %v", client, err)
@@ -372,12 +388,68 @@ func foreignClients(t *testing.T, addr string) {
 	}
 }
 
-// runClient runs compat_test/run.sh for one client in the reference mode;
-// protoDir, if set, replaces messages/ (for the mutation check).
-func runClient(client, addr, protoDir string) (string, error) {
+// refSASL are the keys that put the reference listener under SASL/PLAIN
+// with the user of the "sasl" scenario.
+var refSASL = map[string]string{
+	"security.protocol.map":           "FLUSS:SASL",
+	"security.sasl.plain.jaas.config": `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_user="pass";`,
+}
+
+// TestForeignClientsSASL: the Python and Java clients log in with
+// SASL/PLAIN on the coordinator and on the tablet server of a reference
+// sidecar whose listener has SASL, in ZooKeeper and embedded mode, and
+// each endpoint answers with its own type and the same metadata.
+func TestForeignClientsSASL(t *testing.T) {
+	findTools(t)
+	zks := zktest.StartT(t)
+	for _, mode := range []struct {
+		name  string
+		start func(t *testing.T) refSidecar
+	}{
+		{"zookeeper", func(t *testing.T) refSidecar { return startReferenceOn(t, apptest.Config(t, zks.Addr, refSASL)) }},
+		{"embedded", func(t *testing.T) refSidecar {
+			c := config.New()
+			c.Set("bind.listeners", "FLUSS://127.0.0.1:0")
+			c.Set(app.KeyEmbedded, "true")
+			for k, v := range refSASL {
+				c.Set(k, v)
+			}
+			return startReferenceOn(t, c)
+		}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			ref := mode.start(t)
+			for _, client := range []string{"python", "java"} {
+				out, err := runClient(client, ref, "", "--sasl")
+				t.Logf("%s client output:\n%s", client, out)
+				if err != nil || !strings.Contains(out, "\nPASS "+client+": all steps") || strings.Contains(out, "\nFAIL ") ||
+					strings.Count(out, "\nPASS SASL ") != 2 {
+					t.Fatalf("%s client did not pass both SASL steps: %v", client, err)
+				}
+			}
+		})
+	}
+}
+
+// startReferenceOn starts c with the reference addresses and clock.
+func startReferenceOn(t *testing.T, c *config.Config) refSidecar {
+	t.Helper()
+	c.Set("advertised.listeners", refAdvertised)
+	c.Set(app.KeyTabletAdvertised, refTabletAdvertised)
+	a := apptest.StartConfig(t, c, app.Options{Now: func() time.Time { return time.UnixMilli(refNowMillis) }})
+	return refSidecar{addr: a.Addr(), tablet: a.TabletAddrs()[0].Address()}
+}
+
+// runClient runs compat_test/run.sh for one client in the reference mode,
+// with extra arguments; protoDir, if set, replaces messages/ (for the
+// mutation check).
+func runClient(client string, ref refSidecar, protoDir string, extra ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "./run.sh", "--bootstrap", addr, "--client", client, "--reference")
+	// The tablet endpoint's real address: the reference GET_METADATA
+	// announces one nobody listens on.
+	args := append([]string{"--bootstrap", ref.addr, "--tablet", ref.tablet, "--client", client, "--reference"}, extra...)
+	cmd := exec.CommandContext(ctx, "./run.sh", args...)
 	if protoDir != "" {
 		cmd.Env = append(os.Environ(), "COMPAT_PROTO="+filepath.Join(protoDir, "fluss.proto"))
 	}
@@ -406,8 +478,7 @@ func TestForeignClientCatchesABrokenNumber(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "fluss.proto"), []byte(mutated), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := startReferenceSidecar(t)
-	out, err := runClient("python", addr, dir)
+	out, err := runClient("python", startReferenceSidecar(t), dir)
 	t.Logf("python client with log_end_offset = 3:\n%s", out)
 	if err == nil {
 		t.Fatal("the client passed with a broken field number")

@@ -2,8 +2,13 @@
 # Builds the foreign-language compat clients from Debian packages and
 # messages/fluss.proto, and runs them against a live sidecar.
 #
-#   compat_test/run.sh --bootstrap 127.0.0.1:9123 [--client python|java|all] [--reference]
+#   compat_test/run.sh --bootstrap 127.0.0.1:9123 [--tablet host:port] [--client python|java|all] [--reference] [--sasl]
 #
+# --sasl: the SASL scenario instead, for a listener with SASL/PLAIN user
+# "user", password "pass".
+# --tablet: where the tablet server is, when the address GET_METADATA names
+# is not reachable (the reference setup announces 127.0.0.1:9124); by
+# default the clients connect to the tablet server GET_METADATA names.
 # --reference: the sidecar runs in the reference setup of the vectors (see
 # README.md), so clock- and address-dependent replies are compared byte for
 # byte too. Needs: protoc (protobuf-compiler), python3 with python3-protobuf,
@@ -13,12 +18,16 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 bootstrap="${FLUSS_BOOTSTRAP:-}"
 client=all
 reference=()
+tablet=()
+sasl=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--bootstrap) bootstrap="$2"; shift 2 ;;
 	--client) client="$2"; shift 2 ;;
+	--tablet) tablet=(--tablet "$2"); shift 2 ;;
 	--reference) reference=(--reference); shift ;;
-	*) echo "usage: $0 --bootstrap host:port [--client python|java|all] [--reference]" >&2; exit 2 ;;
+	--sasl) sasl=(--sasl); shift ;;
+	*) echo "usage: $0 --bootstrap host:port [--tablet host:port] [--client python|java|all] [--reference] [--sasl]" >&2; exit 2 ;;
 	esac
 done
 [ -n "$bootstrap" ] || { echo "$0: --bootstrap host:port (or FLUSS_BOOTSTRAP) is required" >&2; exit 2; }
@@ -37,7 +46,7 @@ run_python() {
 	for py in /usr/bin/python3 python3; do
 		if command -v "$py" >/dev/null && "$py" -c 'import google.protobuf' 2>/dev/null; then
 			"$py" "$root/compat_test/python/compat_client.py" --bootstrap "$bootstrap" --vectors "$vectors" \
-				--proto "$proto" --build "$build/python" "${reference[@]}"
+				--proto "$proto" --build "$build/python" "${tablet[@]}" "${reference[@]}" "${sasl[@]}"
 			return
 		fi
 	done
@@ -62,7 +71,7 @@ run_java() {
 	javac -nowarn -encoding UTF-8 -d "$build/java/classes" -cp "$jar" \
 		$(find "$build/java/gen" -name '*.java') "$root/compat_test/java/CompatClient.java"
 	java -Dcompat.protobuf.version="$jar_v" -cp "$build/java/classes:$jar" CompatClient \
-		--bootstrap "$bootstrap" --vectors "$vectors" "${reference[@]}"
+		--bootstrap "$bootstrap" --vectors "$vectors" "${tablet[@]}" "${reference[@]}" "${sasl[@]}"
 }
 
 status=0

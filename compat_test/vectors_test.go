@@ -161,7 +161,7 @@ func TestFrameVectorsCoverIssue(t *testing.T) {
 	frames := loadFrames(t)
 	for _, name := range []string{
 		"api_versions_request", "api_versions_response", "authenticate_request_plain", "authenticate_response_plain",
-		"metadata_request_empty", "metadata_response",
+		"metadata_request_empty", "metadata_response", "tablet_api_versions_response", "tablet_error_2_elsewhere",
 		"register_request_nonpartitioned", "register_request_partitioned", "register_request_empty",
 		"register_response_created", "register_response_already_exists",
 		"get_request", "get_response_nonpartitioned", "get_response_partitioned", "get_response_empty", "get_response_not_found",

@@ -25,6 +25,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
 )
@@ -79,6 +80,22 @@ func loadSidecarConfig(t *testing.T, where string, data []byte) sidecarConfig {
 	}
 	for _, l := range s.Listeners {
 		sc.rpcPorts = append(sc.rpcPorts, l.Port)
+	}
+	// The tablet-server endpoints are RPC ports too, and must be fixed:
+	// a manifest cannot expose a port the system picks at start.
+	if s.Mode != app.ModeProxy {
+		tablet, err := assembly.TabletListeners(s.Listeners, s.TabletListeners)
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		for _, l := range tablet {
+			if l.Port == 0 {
+				t.Errorf("%s: the tablet-server endpoint of listener %s takes a free port at start, which cannot be exposed; set %s", where, l.Name, app.KeyTabletListeners)
+			}
+			sc.rpcPorts = append(sc.rpcPorts, l.Port)
+		}
+	} else if len(s.TabletListeners) > 0 {
+		t.Errorf("%s: proxy mode has no tablet-server endpoint", where)
 	}
 	sc.metricsPort = defaultMetricsPort
 	if v, ok := cfg.Lookup(app.KeyPrometheusPort); ok {
@@ -502,7 +519,7 @@ func TestDockerfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []int{ls[0].Port, defaultMetricsPort} {
+	for _, p := range []int{ls[0].Port, app.PackagedTabletPort, defaultMetricsPort} {
 		if !slices.Contains(exposed, p) {
 			t.Errorf("EXPOSE %v lacks %d", exposed, p)
 		}

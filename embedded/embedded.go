@@ -43,6 +43,15 @@ type Config struct {
 	// Advertised are the addresses GET_METADATA announces, by listener
 	// name; a listener without an entry announces its bound address.
 	Advertised []config.Listener
+	// TabletListeners are the tablet-server endpoint's listeners, one per
+	// listener and of the same names: the one alive tablet server
+	// GET_METADATA names, which answers API_VERSIONS as a TABLET_SERVER.
+	// Default: each listener's host on a free port (TabletAddr says which).
+	TabletListeners []config.Listener
+	// TabletAdvertised are the addresses GET_METADATA announces for the
+	// tablet endpoint, by listener name; default as for Advertised (see
+	// assembly.Tablet).
+	TabletAdvertised []config.Listener
 	// Security sets each listener's protocol and SASL/PLAIN users; a
 	// listener it does not name is PLAINTEXT. Users returns the common
 	// case.
@@ -147,6 +156,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Advertised: cfg.Advertised,
 		// An embedded server is for local tests.
 		AnnounceWildcard: func(config.Listener) string { return "127.0.0.1" },
+		Tablet:           assembly.Tablet{Listeners: cfg.TabletListeners, Advertised: cfg.TabletAdvertised},
 		Limits:           cfg.Limits,
 		Security:         cfg.Security,
 		NodeID:           cfg.NodeID,
@@ -155,6 +165,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Tables:           cfg.Tables,
 		// One in-memory store has one server: no leader to elect.
 		Cleanup: assembly.Cleanup{Files: s.store, Interval: cfg.CleanupInterval, Grace: cfg.OrphanGracePeriod},
+		// Both endpoints: a control on an api key takes the next request
+		// of it on either.
 		Adapt: func(_ assembly.Listener, c wire.ServerConfig) (wire.ServerConfig, error) {
 			c.Mux = c.Mux.WithoutQuick() // the controls' gate may stall
 			c.Gate = s.controls.gate(c.Gate)
@@ -169,11 +181,20 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Addr is the bound host:port of the first listener.
+// Addr is the bound host:port of the first listener: the coordinator, where
+// a client's bootstrap.servers points.
 func (s *Server) Addr() string { return s.serving.Addr() }
 
 // Listeners are the bound listeners, ports filled in.
 func (s *Server) Listeners() []config.Listener { return s.serving.Bound() }
+
+// TabletAddr is the bound host:port of the first listener's tablet-server
+// endpoint, which GET_METADATA names as the one alive tablet server.
+func (s *Server) TabletAddr() string { return s.serving.TabletBound()[0].Address() }
+
+// TabletListeners are the bound tablet-server listeners, in the order of
+// Listeners.
+func (s *Server) TabletListeners() []config.Listener { return s.serving.TabletBound() }
 
 // Store is the server's data.
 func (s *Server) Store() *memstore.Store { return s.store }

@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -37,6 +38,8 @@ const notApplied = 20 * time.Second
 var servingKeyTests = map[string]func(t *testing.T){
 	app.KeyBindListeners:       testBindListeners,
 	app.KeyAdvertisedListeners: testAdvertisedListeners,
+	app.KeyTabletListeners:     testTabletListeners,
+	app.KeyTabletAdvertised:    testTabletAdvertised,
 	app.KeyNodeID:              testNodeID,
 	app.KeyMaxRequestSize:      testMaxRequestSize,
 	app.KeyIdleTimeout:         testIdleTimeout,
@@ -228,6 +231,54 @@ func testAdvertisedListeners(t *testing.T) {
 	srv := startFromKeys(t, map[string]string{app.KeyAdvertisedListeners: "FLUSS://sidecar.example:9999"}, nil)
 	if n := metadata(t, srv.Addr()); n.GetHost() != "sidecar.example" || n.GetPort() != 9999 {
 		t.Fatalf("GET_METADATA announces %s:%d, want sidecar.example:9999", n.GetHost(), n.GetPort())
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// testTabletListeners: the tablet endpoints bind where the key says, in
+// the listeners' order whatever the key's, and each answers as a
+// TABLET_SERVER.
+func testTabletListeners(t *testing.T) {
+	port := freePort(t)
+	srv := startFromKeys(t, map[string]string{
+		app.KeyBindListeners:   "FLUSS://127.0.0.1:0,CLIENT://127.0.0.1:0",
+		app.KeyTabletListeners: fmt.Sprintf("CLIENT://127.0.0.1:0,FLUSS://127.0.0.1:%d", port),
+	}, nil)
+	ls := srv.TabletListeners()
+	if len(ls) != 2 || ls[0].Name != "FLUSS" || ls[0].Port != port || ls[1].Name != "CLIENT" {
+		t.Fatalf("tablet endpoints %v, want FLUSS on port %d, then CLIENT", ls, port)
+	}
+	for _, l := range ls {
+		av, err := dial(t, l.Address()).Handshake(ctxT(t))
+		if err != nil {
+			t.Fatalf("%s: %v", l.Name, err)
+		}
+		if av.GetServerType() != int32(messages.ServerTypeTabletServer) {
+			t.Fatalf("%s tablet endpoint answers server_type %v, want 2", l.Name, av.ServerType)
+		}
+	}
+}
+
+// testTabletAdvertised: GET_METADATA names the tablet server at the
+// advertised address.
+func testTabletAdvertised(t *testing.T) {
+	srv := startFromKeys(t, map[string]string{app.KeyTabletAdvertised: "FLUSS://tablet.example:9998"}, nil)
+	var md messages.MetadataResponse
+	if err := dial(t, srv.Addr()).Call(ctxT(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
+		t.Fatal(err)
+	}
+	if n := md.GetTabletServers(); len(n) != 1 || n[0].GetHost() != "tablet.example" || n[0].GetPort() != 9998 {
+		t.Fatalf("GET_METADATA names tablet servers %v, want tablet.example:9998", n)
 	}
 }
 

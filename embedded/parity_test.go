@@ -429,10 +429,11 @@ func withoutCause(a answer) answer {
 func TestParityZooKeeperAndEmbedded(t *testing.T) {
 	zks := zktest.StartT(t)
 	common := map[string]string{
-		"security.protocol.map":            "FLUSS:SASL",
-		"security.sasl.plain.jaas.config":  `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_alice="a-pw";`,
-		"advertised.listeners":             "FLUSS://127.0.0.1:9123",
-		"coordinator.producer-offsets.ttl": "1 h",
+		"security.protocol.map":                      "FLUSS:SASL",
+		"security.sasl.plain.jaas.config":            `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_alice="a-pw";`,
+		"advertised.listeners":                       "FLUSS://127.0.0.1:9123",
+		"sidecar.tablet-server.advertised.listeners": "FLUSS://127.0.0.1:9124",
+		"coordinator.producer-offsets.ttl":           "1 h",
 	}
 	start := func(c *config.Config, clock *parityClock) *app.App {
 		return apptest.StartConfig(t, c, app.Options{Now: clock.now})

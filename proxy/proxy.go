@@ -225,8 +225,9 @@ func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHead
 
 // apiVersions answers API_VERSIONS at once, without the upstream: the
 // upstream's last known list merged with the locally served keys (whose
-// ranges win) and its server_type, or the local list alone while no
-// upstream list is known (see Warm). So a client can always reach the
+// ranges win) and its server_type, or the local list alone with
+// server_type COORDINATOR while no upstream list is known (see Warm). So a
+// client can always reach the
 // APIs the sidecar answers itself, the coordinator up or not, and on a SASL
 // listener no upstream connection is opened before the client has logged
 // in: the first forwarded request opens it.
@@ -239,7 +240,14 @@ func (p *Proxy) apiVersions() wire.API {
 			if up == nil {
 				up = &messages.ApiVersionsResponse{}
 			}
-			return MergeAPIVersions(up, p.mux.Versions()), nil
+			out := MergeAPIVersions(up, p.mux.Versions())
+			if out.ServerType == nil {
+				// Not known yet (or an upstream that sends none): this
+				// port stands for the coordinator, and clients such as
+				// fluss-go refuse an answer without a type.
+				out.ServerType = messages.ServerTypeCoordinator.Int32()
+			}
+			return out, nil
 		},
 	}
 }

@@ -4,8 +4,8 @@
 # and the host's CA bundle on an empty base, with buildah. The result has
 # the Dockerfile's final stage: the binary at /fluss-sidecar, the CA bundle
 # at /etc/ssl/certs/ca-certificates.crt, /etc/fluss-sidecar and
-# /var/lib/fluss-sidecar owned by 65532:65532, user 65532:65532, ports 9123
-# and 9249, the same entry point and command (deploy/image checks both).
+# /var/lib/fluss-sidecar owned by 65532:65532, user 65532:65532, ports 9123,
+# 9124 and 9249, the same entry point and command (deploy/image checks both).
 #
 #   scripts/build-image.sh [OUTPUT]
 #
@@ -48,7 +48,7 @@ if [ "${1:-}" = "--buildah-steps" ]; then
 	"${b[@]}" copy --chown 65532:65532 "$ctr" "$work/owned/var/lib/" /var/lib/ >/dev/null
 	"${b[@]}" config \
 		--user 65532:65532 \
-		--port 9123/tcp --port 9249/tcp \
+		--port 9123/tcp --port 9124/tcp --port 9249/tcp \
 		--entrypoint '["/fluss-sidecar"]' \
 		--cmd '["serve", "--config", "/etc/fluss-sidecar/server.yaml"]' \
 		--created-by 'scripts/build-image.sh' \

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 DATA_DIR=${DATA_DIR:-$PWD/data}
 ZK_PORT=${ZK_PORT:-2181}
 LISTEN=${LISTEN:-127.0.0.1:9123}
+# The tablet-server endpoint that GET_METADATA names beside LISTEN.
+TABLET_LISTEN=${TABLET_LISTEN:-127.0.0.1:9124}
 # Prometheus reporter port (a Fluss-style range is allowed): /metrics,
 # /healthz, /readyz on 127.0.0.1.
 METRICS_PORT=${METRICS_PORT:-9249}
@@ -38,9 +40,10 @@ if [ -z "${ZK_ADDRESS:-}" ]; then
 fi
 
 # No load balancer in front: Ctrl-C drains at once (no accept delay).
-echo "starting fluss-sidecar on $LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir file://$DATA_DIR/remote, metrics on 127.0.0.1:$METRICS_PORT)"
+echo "starting fluss-sidecar on $LISTEN, tablet-server endpoint $TABLET_LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir file://$DATA_DIR/remote, metrics on 127.0.0.1:$METRICS_PORT)"
 bin/fluss-sidecar serve \
 	-Dbind.listeners="FLUSS://$LISTEN" \
+	-Dsidecar.tablet-server.listeners="FLUSS://$TABLET_LISTEN" \
 	-Dzookeeper.address="$ZK_ADDRESS" \
 	-Dremote.data.dir="file://$DATA_DIR/remote" \
 	-Dmetrics.reporters=prometheus \

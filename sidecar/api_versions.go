@@ -9,17 +9,19 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// apiVersions answers API_VERSIONS (1000, v0) with every key the sidecar
-// serves. server_type is left out on purpose: a Java client then skips its
-// server type check, so this one port can be both the coordinator and the
-// tablet server named in GET_METADATA (docs/protocol.md §7a).
-func (s *Sidecar) apiVersions() wire.API {
+// apiVersions answers API_VERSIONS (1000, v0) with every key the endpoint
+// serves, as listed by mux, and its server type, as every Fluss server
+// does: a Java client closes a connection whose type differs from the node
+// it meant to reach, and fluss-go refuses an answer with no type at all.
+// The coordinator endpoint says COORDINATOR and the tablet endpoint
+// TABLET_SERVER, each matching what GET_METADATA names at its address.
+func apiVersions(serverType messages.ServerType, mux func() *wire.Mux) wire.API {
 	return wire.API{
 		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
 		Handle: func(ctx context.Context, _ *wire.Session, _ proto.Message) (proto.Message, error) {
-			resp := &messages.ApiVersionsResponse{}
-			for _, api := range s.mux.Versions() {
+			resp := &messages.ApiVersionsResponse{ServerType: serverType.Int32()}
+			for _, api := range mux().Versions() {
 				resp.ApiVersions = append(resp.ApiVersions, &messages.PbApiVersion{
 					ApiKey:     proto.Int32(int32(api.Key)),
 					MinVersion: proto.Int32(int32(api.MinVersion)),

@@ -54,6 +54,7 @@ func (g *gatedFiles) WriteOffsets(ctx context.Context, id string, t offsets.Tabl
 
 type testSidecar struct {
 	addr     string
+	tablet   string // the tablet endpoint's address
 	zkAddr   string
 	root     string
 	dir      string
@@ -68,8 +69,9 @@ type sidecarOpts struct {
 	gateID         string
 	requestTimeout time.Duration
 	maxFrame       int32
-	// advertise replaces the bound address in GET_METADATA answers.
-	advertise *config.Listener
+	// advertise and advertiseTablet replace the bound addresses in
+	// GET_METADATA answers.
+	advertise, advertiseTablet *config.Listener
 }
 
 // startSidecar runs the sidecar's APIs on a wire server over a real
@@ -111,20 +113,36 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 	if o.advertise != nil {
 		adv = *o.advertise
 	}
+	tln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.tablet = tln.Addr().String()
+	tadv := config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: tln.Addr().(*net.TCPAddr).Port}
+	if o.advertiseTablet != nil {
+		tadv = *o.advertiseTablet
+	}
 	sc, err := sidecar.New(sidecar.Config{
-		NodeID:         0,
-		Advertised:     []config.Listener{adv},
-		Registry:       ts.registry,
-		RequestTimeout: o.requestTimeout,
+		NodeID:           0,
+		Advertised:       []config.Listener{adv},
+		TabletAdvertised: []config.Listener{tadv},
+		Registry:         ts.registry,
+		RequestTimeout:   o.requestTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := wire.NewServer(wire.ServerConfig{Mux: sc.Mux(), ListenerName: "FLUSS", MaxFrameSize: o.maxFrame})
+	serve(t, ln, wire.ServerConfig{Mux: sc.Mux(), ListenerName: "FLUSS", MaxFrameSize: o.maxFrame})
+	serve(t, tln, wire.ServerConfig{Mux: sc.TabletMux(), ListenerName: "FLUSS", MaxFrameSize: o.maxFrame})
+	return ts
+}
+
+// serve runs a wire server on ln until the test ends.
+func serve(t *testing.T, ln net.Listener, cfg wire.ServerConfig) {
+	srv := wire.NewServer(cfg)
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(context.Background(), ln) }()
 	t.Cleanup(func() { srv.Close(); <-done })
-	return ts
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -146,10 +164,17 @@ func (ts *testSidecar) dial(t *testing.T) *wire.Client {
 	return c
 }
 
-// rawConn is a plain TCP connection for byte-level tests.
+// rawConn is a plain TCP connection to the coordinator endpoint for
+// byte-level tests.
 func (ts *testSidecar) rawConn(t *testing.T) net.Conn {
 	t.Helper()
-	nc, err := net.Dial("tcp", ts.addr)
+	return rawConnTo(t, ts.addr)
+}
+
+// rawConnTo is a plain TCP connection to addr.
+func rawConnTo(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 // Package sidecar is the Fluss-speaking server: it registers the APIs the
 // sidecar serves (one file each) on a wire.Mux and maps registry failures to
-// Fluss error codes.
+// Fluss error codes. It has two endpoints: the coordinator (Mux), which
+// serves the producer offsets keys, and the tablet server (TabletMux),
+// which a Fluss client needs to find alive in GET_METADATA and which
+// serves only what a tablet server serves of the sidecar's keys.
 package sidecar
 
 import (
@@ -12,6 +15,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -19,13 +23,19 @@ import (
 // Config is what the API handlers need.
 type Config struct {
 	// NodeID is the server id announced in GET_METADATA, both as the
-	// coordinator and as the one tablet server.
+	// coordinator and as the one tablet server (a client keys the two
+	// apart by type: cs-<id> and ts-<id>).
 	NodeID int32
-	// Advertised lists the addresses clients are told to connect to, by
-	// listener name. GET_METADATA answers with the one of the listener the
-	// request came in on, or the first when that listener has none.
+	// Advertised lists the coordinator endpoint's addresses clients are
+	// told to connect to, by listener name. GET_METADATA answers with the
+	// one of the listener the request came in on, or the first when that
+	// listener has none.
 	Advertised []config.Listener
-	Registry   *producer.Registry
+	// TabletAdvertised lists the tablet endpoint's addresses, by listener
+	// name, chosen the same way. Empty: GET_METADATA names no tablet
+	// server (proxy mode, which forwards GET_METADATA instead).
+	TabletAdvertised []config.Listener
+	Registry         *producer.Registry
 	// RequestTimeout bounds each producer-offsets operation (default 30s).
 	RequestTimeout time.Duration
 	Logger         hclog.Logger
@@ -49,7 +59,8 @@ type Config struct {
 // Sidecar holds the API handlers.
 type Sidecar struct {
 	cfg        Config
-	mux        *wire.Mux
+	mux        *wire.Mux // the coordinator endpoint
+	tabletMux  *wire.Mux // the tablet endpoint
 	log        hclog.Logger
 	serverName string
 	memo       *getMemo // encoded GET answers (get_memo.go)
@@ -68,6 +79,11 @@ func New(cfg Config) (*Sidecar, error) {
 			return nil, fmt.Errorf("sidecar: advertised listener %s needs a host and a port", l.Name)
 		}
 	}
+	for _, l := range cfg.TabletAdvertised {
+		if l.Host == "" || l.Port <= 0 {
+			return nil, fmt.Errorf("sidecar: advertised tablet-server listener %s needs a host and a port", l.Name)
+		}
+	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
@@ -82,15 +98,33 @@ func New(cfg Config) (*Sidecar, error) {
 		s.serverName = "coordinator"
 	}
 	s.mux = wire.NewMux(
-		s.apiVersions(),
+		apiVersions(messages.ServerTypeCoordinator, s.Mux),
 		s.getMetadata(),
 		s.authenticate(),
 		s.registerProducerOffsets(),
 		s.getProducerOffsets(),
 		s.deleteProducerOffsets(),
 	)
+	s.tabletMux = wire.NewMux(
+		apiVersions(messages.ServerTypeTabletServer, s.TabletMux),
+		s.getMetadata(),
+		s.authenticate(),
+	).WithElsewhere(CoordinatorOnlyKeys(), "this key is served by the coordinator, not by a tablet server; send it to the coordinator named in GET_METADATA")
 	return s, nil
 }
 
-// Mux returns the APIs for a wire.Server.
+// CoordinatorOnlyKeys are the keys the coordinator endpoint serves and the
+// tablet endpoint refuses: the producer offsets registry, which in Fluss
+// only a coordinator serves.
+func CoordinatorOnlyKeys() []messages.Key {
+	return []messages.Key{messages.KeyRegisterProducerOffsets, messages.KeyGetProducerOffsets, messages.KeyDeleteProducerOffsets}
+}
+
+// Mux returns the coordinator endpoint's APIs for a wire.Server.
 func (s *Sidecar) Mux() *wire.Mux { return s.mux }
+
+// TabletMux returns the tablet endpoint's APIs for a wire.Server:
+// API_VERSIONS (answering TABLET_SERVER), GET_METADATA and AUTHENTICATE;
+// the producer offsets keys are answered UNSUPPORTED_VERSION with a message
+// that sends the client to the coordinator.
+func (s *Sidecar) TabletMux() *wire.Mux { return s.tabletMux }

@@ -95,8 +95,8 @@ func TestBootstrapsLikeAFlussCoordinator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if av.ServerType != nil {
-		t.Fatalf("server_type must be absent so one port passes both type checks, got %d", av.GetServerType())
+	if av.ServerType == nil || av.GetServerType() != int32(messages.ServerTypeCoordinator) {
+		t.Fatalf("server_type %v, want 1 (COORDINATOR): every Fluss server sends it", av.ServerType)
 	}
 	var keys []string
 	for _, v := range av.GetApiVersions() {
@@ -117,6 +117,9 @@ func TestBootstrapsLikeAFlussCoordinator(t *testing.T) {
 	if len(md.GetTabletServers()) != 1 || md.GetTabletServers()[0].GetNodeId() < 0 {
 		t.Fatalf("want one alive tablet server with a non-negative id: %v", md.GetTabletServers())
 	}
+	if ts0 := md.GetTabletServers()[0]; fmt.Sprintf("%s:%d", ts0.GetHost(), ts0.GetPort()) != ts.tablet {
+		t.Fatalf("tablet server %v, want the tablet endpoint at %s, not the coordinator's port", ts0, ts.tablet)
+	}
 	if len(md.GetPartitionMetadata()) != 0 {
 		t.Fatal("partition_metadata breaks a Java client's bootstrap")
 	}
@@ -134,12 +137,8 @@ func TestGoldenFrames(t *testing.T) {
 		}
 		return readFrame(t, nc)
 	}
-	resp := exchange("api_versions_request")
-	r, err := wire.ParseResponse(resp[4:])
-	if err != nil || r.Type != wire.ResponseSuccess || r.RequestID != 0 {
-		t.Fatalf("api versions reply %x: %v", resp, err)
-	}
 	for _, step := range []struct{ req, want string }{
+		{"api_versions_request", "api_versions_response"},
 		{"register_request", "register_response_created"},
 		{"register_request", "register_response_already_exists"},
 		{"get_request", "get_response_found"},
@@ -164,14 +163,54 @@ func TestGoldenFrames(t *testing.T) {
 // PbServerNode carries node id, host and port only, as a coordinator's
 // answer to clients does; listeners (field 4) would reveal every listener's
 // address, the internal one included.
+//
+// Both endpoints answer the same bytes: the coordinator endpoint as the
+// coordinator, the tablet endpoint as the one tablet server.
 func TestMetadataNodeHasNoListeners(t *testing.T) {
-	ts := startSidecar(t, sidecarOpts{advertise: &config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 9123}})
-	nc := ts.rawConn(t)
-	if _, err := nc.Write(golden(t, "metadata_request_empty")); err != nil {
-		t.Fatal(err)
+	ts := startSidecar(t, sidecarOpts{
+		advertise:       &config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 9123},
+		advertiseTablet: &config.Listener{Name: "FLUSS", Host: "127.0.0.1", Port: 9124},
+	})
+	for _, tt := range []struct{ endpoint, addr string }{{"coordinator", ts.addr}, {"tablet server", ts.tablet}} {
+		nc := rawConnTo(t, tt.addr)
+		if _, err := nc.Write(golden(t, "metadata_request_empty")); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := readFrame(t, nc), golden(t, "metadata_response"); !bytes.Equal(got, want) {
+			t.Errorf("metadata from the %s endpoint:\n got % x\nwant % x", tt.endpoint, got, want)
+		}
 	}
-	if got, want := readFrame(t, nc), golden(t, "metadata_response"); !bytes.Equal(got, want) {
-		t.Fatalf("metadata:\n got % x\nwant % x", got, want)
+}
+
+// TestTabletEndpointGolden pins the tablet endpoint's answers: API_VERSIONS
+// lists only what a tablet server serves of the sidecar's keys, with
+// server_type 2; each producer offsets key is refused with
+// UNSUPPORTED_VERSION naming it and the coordinator, the connection stays
+// up, and the coordinator's data is untouched.
+func TestTabletEndpointGolden(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	c := ts.dial(t)
+	if r := register(t, c, registerReq("job-1", tbl(7, bo(0, 1)))); r != 0 {
+		t.Fatalf("register on the coordinator: %d", r)
+	}
+	nc := rawConnTo(t, ts.tablet)
+	for _, step := range []struct{ req, want string }{
+		{"api_versions_request", "tablet_api_versions_response"},
+		{"register_request", "tablet_register_elsewhere"},
+		{"get_request", "tablet_get_elsewhere"},
+		{"delete_request", "tablet_delete_elsewhere"},
+		// Still up and still the tablet server.
+		{"api_versions_request", "tablet_api_versions_response"},
+	} {
+		if _, err := nc.Write(golden(t, step.req)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := readFrame(t, nc), golden(t, step.want); !bytes.Equal(got, want) {
+			t.Fatalf("%s on the tablet endpoint:\n got % x\nwant % x", step.req, got, want)
+		}
+	}
+	if got := flat(get(t, c, "job-1")); got != "7/-/0=1" {
+		t.Fatalf("the coordinator's snapshot after the refused delete: %q", got)
 	}
 }
 
@@ -229,6 +268,15 @@ func TestHugeInvalidIDGetsAShortAnswer(t *testing.T) {
 	}
 }
 
+// versions lists keys served at version 0 only.
+func versions(keys ...int32) []*messages.PbApiVersion {
+	out := make([]*messages.PbApiVersion, len(keys))
+	for i, k := range keys {
+		out[i] = &messages.PbApiVersion{ApiKey: proto.Int32(k), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)}
+	}
+	return out
+}
+
 // TestOurEncoderMatchesGolden checks that the Go messages and framing
 // produce the hand-derived bytes.
 func TestOurEncoderMatchesGolden(t *testing.T) {
@@ -260,6 +308,16 @@ func TestOurEncoderMatchesGolden(t *testing.T) {
 		"error_63_bare":                    wire.AppendError(nil, 7, 63, ""),
 		"error_minus1_bare":                wire.AppendError(nil, 3, -1, ""),
 		"server_failure_minus1":            wire.AppendServerFailure(nil, -1, "frame length 2147483647 exceeds the limit"),
+		"api_versions_response": success(0, &messages.ApiVersionsResponse{
+			ApiVersions: versions(1000, 1012, 1038, 1053, 1054, 1055), ServerType: messages.ServerTypeCoordinator.Int32(),
+		}),
+		"tablet_api_versions_response": success(0, &messages.ApiVersionsResponse{
+			ApiVersions: versions(1000, 1012, 1038), ServerType: messages.ServerTypeTabletServer.Int32(),
+		}),
+		"metadata_response": success(4, &messages.MetadataResponse{
+			CoordinatorServer: &messages.PbServerNode{NodeId: proto.Int32(0), Host: proto.String("127.0.0.1"), Port: proto.Int32(9123)},
+			TabletServers:     []*messages.PbServerNode{{NodeId: proto.Int32(0), Host: proto.String("127.0.0.1"), Port: proto.Int32(9124)}},
+		}),
 		"get_response_found": success(2, &messages.GetProducerOffsetsResponse{
 			ProducerId: proto.String("job-1"), ExpirationTime: proto.Int64(1735538268000 + 86400000),
 			TableOffsets: []*messages.PbProducerTableOffsets{tbl(100, bo(0, 42)), tbl(200, pbo(5, 1, 7))},

@@ -93,6 +93,10 @@ func (a API) String() string {
 type Mux struct {
 	byKey  map[messages.Key]API
 	sorted []API
+	// elsewhere holds keys this server does not serve because another
+	// server type does, with what to tell a client that sends one here
+	// (WithElsewhere).
+	elsewhere map[messages.Key]string
 }
 
 // NewMux builds a registry from apis. It panics on a duplicate key, a
@@ -124,7 +128,44 @@ func (m *Mux) WithoutQuick() *Mux {
 	for i := range apis {
 		apis[i].Quick = nil
 	}
-	return NewMux(apis...)
+	out := NewMux(apis...)
+	out.elsewhere = m.elsewhere
+	return out
+}
+
+// WithElsewhere returns a registry of the same APIs that answers each of
+// keys with UNSUPPORTED_VERSION and a message naming the key followed by
+// where, such as "it is served by the coordinator", instead of the bare
+// "not served" answer: for a server that stands for one server type and
+// receives a key another type serves. The keys are not listed by Versions,
+// so API_VERSIONS does not advertise them. It panics on a key the registry
+// serves, a programming error.
+func (m *Mux) WithElsewhere(keys []messages.Key, where string) *Mux {
+	out := NewMux(m.Versions()...)
+	out.elsewhere = make(map[messages.Key]string, len(m.elsewhere)+len(keys))
+	for k, v := range m.elsewhere {
+		out.elsewhere[k] = v
+	}
+	for _, k := range keys {
+		if _, served := out.byKey[k]; served {
+			panic(fmt.Sprintf("wire: %v is served here and cannot be elsewhere", out.byKey[k]))
+		}
+		out.elsewhere[k] = where
+	}
+	return out
+}
+
+// Elsewhere returns the answer for a key WithElsewhere named: the message
+// of its UNSUPPORTED_VERSION error.
+func (m *Mux) Elsewhere(key messages.Key, version int16) (message string, ok bool) {
+	if m == nil {
+		return "", false
+	}
+	where, ok := m.elsewhere[key]
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("The server does not support %s(%d) version %d: %s.", key.Name(), key, version, where), true
 }
 
 // Lookup returns the API registered for key.

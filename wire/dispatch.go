@@ -300,6 +300,14 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 	}
 	api, ok := cfg.Mux.Lookup(h.APIKey)
 	if !ok {
+		if msg, elsewhere := cfg.Mux.Elsewhere(h.APIKey, h.APIVersion); elsewhere {
+			// A client that sent it to the wrong server type: the answer
+			// says where to go. Counted by the Observer and logged at
+			// debug level only (see finish): one busy client would
+			// otherwise fill the log.
+			tr.api, tr.elsewhere = h.APIKey.Name(), true
+			return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion, msg)
+		}
 		if cfg.RawFallback != nil {
 			r, err := cfg.RawFallback(c.ctx, c.sess, h, body)
 			if err != nil {

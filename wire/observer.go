@@ -52,6 +52,10 @@ type RequestDone struct {
 	ProducerID string
 	// Message is the error message answered, when Code is not NONE.
 	Message string
+	// Elsewhere is true when the key is one the Mux sends elsewhere
+	// (Mux.WithElsewhere): another server type serves it, and the answer
+	// was UNSUPPORTED_VERSION saying so. API then names the key.
+	Elsewhere bool
 	// Outcome says whether the answer reached the socket's writer for a
 	// client still there (Answered), or the request was cut by the drain
 	// timeout (Cut) or its client went away first (ClientGone). Code and
@@ -105,6 +109,7 @@ type reqTrace struct {
 	local      bool
 	api        string
 	passed     bool // the answer came whole from a RawFallback
+	elsewhere  bool // the key is served by another server type (Mux.WithElsewhere)
 }
 
 // begin starts tracing a request and tells the observer. api and local are
@@ -156,7 +161,7 @@ func (c *serverConn) logUntracked(requestID int32, frame []byte) {
 func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed bool) {
 	d := RequestDone{
 		Header: tr.h, API: tr.api, Local: tr.local, Size: tr.size, Passed: passed,
-		Duration: time.Since(tr.start), ProducerID: tr.producerID, Outcome: c.outcome(),
+		Duration: time.Since(tr.start), ProducerID: tr.producerID, Outcome: c.outcome(), Elsewhere: tr.elsewhere,
 	}
 	if t != ResponseSuccess {
 		d.Code = flusserr.UnknownServerError
@@ -171,7 +176,10 @@ func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed boo
 }
 
 func (c *serverConn) logRequest(d RequestDone) {
-	warn := d.Code != flusserr.None && !d.Passed && d.Outcome == OutcomeAnswered
+	// A key sent to the wrong server type is the client's mistake, told
+	// in the answer: not worth a WARN line each; nor is a cut or a client
+	// gone.
+	warn := d.Code != flusserr.None && !d.Passed && d.Outcome == OutcomeAnswered && !d.Elsewhere
 	if !warn && !c.logger().IsDebug() {
 		return
 	}

@@ -85,7 +85,7 @@ const configHelp = `  --config FILE
     	set one configuration key, over any file`
 
 // serveHelp is `serve --help`.
-const serveHelp = `usage: fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT]
+const serveHelp = `usage: fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT] [--tablet-listen HOST:PORT]
 
 Serves the producer offsets registry (and, with ` + app.KeyMode + `: proxy, forwards
 every other Fluss API to the coordinator) until SIGINT or SIGTERM. It reads a
@@ -97,4 +97,7 @@ configuration:
     	` + app.KeyEmbedded + `: true (data in memory, no ZooKeeper)
   --listen HOST:PORT
     	` + app.KeyBindListeners + `: FLUSS://HOST:PORT (port 0: any free port)
+  --tablet-listen HOST:PORT
+    	` + app.KeyTabletListeners + `: FLUSS://HOST:PORT, the tablet-server
+    	endpoint GET_METADATA names (default: the listener's host, a free port)
 `

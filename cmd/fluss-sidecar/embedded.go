@@ -12,6 +12,8 @@ import (
 //
 //	--embedded           sidecar.embedded: true (data in memory, no ZooKeeper)
 //	--listen HOST:PORT   bind.listeners: FLUSS://HOST:PORT (port 0: any free port)
+//	--tablet-listen HOST:PORT
+//	                     sidecar.tablet-server.listeners: FLUSS://HOST:PORT
 //
 // It returns the other arguments for loadConfig and applies the shorthands
 // to cfg after it is loaded, so that they win over the file and -D.
@@ -30,6 +32,14 @@ func serveFlags(args []string) (rest []string, apply func(*config.Config), err e
 			set = append(set, [2]string{app.KeyBindListeners, listenValue(args[i])})
 		case strings.HasPrefix(a, "--listen="):
 			set = append(set, [2]string{app.KeyBindListeners, listenValue(strings.TrimPrefix(a, "--listen="))})
+		case a == "--tablet-listen" || a == "-tablet-listen":
+			if i+1 >= len(args) {
+				return nil, nil, fmt.Errorf("%s needs HOST:PORT", a)
+			}
+			i++
+			set = append(set, [2]string{app.KeyTabletListeners, listenValue(args[i])})
+		case strings.HasPrefix(a, "--tablet-listen="):
+			set = append(set, [2]string{app.KeyTabletListeners, listenValue(strings.TrimPrefix(a, "--tablet-listen="))})
 		default:
 			rest = append(rest, a)
 		}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/strictclient"
 )
 
 // runAsCommand makes the test binary run the command instead of the tests
@@ -30,7 +30,7 @@ const runAsCommand = "FLUSS_SIDECAR_TEST_RUN_COMMAND"
 func TestServeEmbeddedProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--embedded", "--listen", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--embedded", "--listen", "127.0.0.1:0", "--tablet-listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), runAsCommand+"=1")
 	cmd.Dir = t.TempDir()
 	stdout, err := cmd.StdoutPipe()
@@ -53,14 +53,16 @@ func TestServeEmbeddedProcess(t *testing.T) {
 	if n, _ := strconv.Atoi(port); err != nil || host != "127.0.0.1" || n <= 0 {
 		t.Fatalf("first stdout line %q is not the bound 127.0.0.1:port", first)
 	}
-	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+	// As fluss-go and Java bootstrap: the coordinator, then the tablet
+	// server GET_METADATA names, each with its own server type.
+	cl, err := strictclient.Bootstrap(ctx, addr, strictclient.Options{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("bootstrap: %v (stderr: %s)", err, stderr.String())
 	}
-	if _, err := c.Handshake(ctx); err != nil {
-		t.Fatalf("API_VERSIONS: %v", err)
+	if ta := cl.Tablets[0].Addr; ta == addr || !strings.HasPrefix(ta, "127.0.0.1:") {
+		t.Fatalf("tablet server at %s beside the coordinator at %s", ta, addr)
 	}
-	c.Close()
+	cl.Close()
 	if v, code, e := cli(t, "offsets", "register", "--bootstrap", addr, "--producer-id", "e1", "--offset", "5:0=1"); code != 0 || v["result"] != "CREATED" {
 		t.Fatalf("register: %d %v %s", code, v, e)
 	}
@@ -109,6 +111,26 @@ func TestServeFlags(t *testing.T) {
 	}
 	if _, _, err := serveFlags([]string{"--listen"}); err == nil {
 		t.Fatal("--listen without a value was accepted")
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tablet-listen", "127.0.0.1:9124"}, "FLUSS://127.0.0.1:9124"},
+		{[]string{"--tablet-listen=CLIENT://127.0.0.1:9126"}, "CLIENT://127.0.0.1:9126"},
+	} {
+		_, apply, err := serveFlags(tt.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		cfg = config.New()
+		apply(cfg)
+		if v, _ := cfg.Lookup(app.KeyTabletListeners); v != tt.want {
+			t.Fatalf("%v: %s = %q, want %q", tt.args, app.KeyTabletListeners, v, tt.want)
+		}
+	}
+	if _, _, err := serveFlags([]string{"--tablet-listen"}); err == nil {
+		t.Fatal("--tablet-listen without a value was accepted")
 	}
 	for _, args := range [][]string{
 		{"serve", "--listen"},

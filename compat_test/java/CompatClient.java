@@ -8,8 +8,16 @@
 // against the golden vectors.
 //
 //   java -cp classes:/usr/share/java/protobuf.jar CompatClient \
-//       --bootstrap 127.0.0.1:9123 --vectors compat_test/vectors [--reference]
+//       --bootstrap 127.0.0.1:9123 --vectors compat_test/vectors [--tablet host:port] [--reference] [--sasl]
 //
+// --sasl runs the SASL scenario instead, against a listener with SASL/PLAIN
+// user "user", password "pass": a login on the coordinator and on the tablet
+// server, each then answering GET_METADATA.
+// Every API_VERSIONS answer must carry the server_type of the node it was
+// opened for (1 COORDINATOR, 2 TABLET_SERVER): the Java client closes a
+// connection whose type differs, and fluss-go refuses one without a type.
+// The tablet server is the one GET_METADATA names, or --tablet when that
+// address is not reachable (the reference setup announces 127.0.0.1:9124).
 // The bootstrap address may also come from $FLUSS_BOOTSTRAP. Prints
 // PASS/FAIL per step and exits 1 on any failure.
 
@@ -251,6 +259,15 @@ public final class CompatClient {
             // parseFrom enforces required fields, nested ones included.
             got = RESPONSES.get(apiKey).parseFrom(r.body);
         }
+        if (got instanceof ApiVersionsResponse) {
+            // The server type of the node the connection was opened for:
+            // the vector's. A mismatch closes the connection (Java), an
+            // absent type refuses it (fluss-go).
+            ApiVersionsResponse g = (ApiVersionsResponse) got;
+            int want = ApiVersionsResponse.parseFrom(v.body()).getServerType();
+            check(g.hasServerType() && g.getServerType() == want, vector + ": server_type "
+                    + (g.hasServerType() ? String.valueOf(g.getServerType()) : "absent") + ", want " + want);
+        }
         if (v.exact.equals("always") || (v.exact.equals("reference") && reference)) {
             check(Arrays.equals(r.raw, v.raw), vector + ": got  " + hex(r.raw) + "\n     want " + hex(v.raw));
             return;
@@ -271,20 +288,25 @@ public final class CompatClient {
             MetadataResponse g = (MetadataResponse) got;
             check(g.hasCoordinatorServer() && g.getTabletServersCount() > 0 && g.getPartitionMetadataCount() == 0,
                     vector + ": a Java client cannot bootstrap from " + g);
+            PbServerNode co = g.getCoordinatorServer(), ts = g.getTabletServers(0);
+            check(!(co.getHost().equals(ts.getHost()) && co.getPort() == ts.getPort()),
+                    vector + ": the tablet server is the coordinator's port; a type-checking client cannot connect to both: " + g);
             return;
         }
         check(got.equals(want), vector + ": got " + got + ", want " + want);
     }
 
-    void call(Conn c, int apiKey, String requestVector, MessageLite msg, String replyVector) throws Exception {
-        call(c, apiKey, requestVector, msg.toByteArray(), replyVector);
+    Reply call(Conn c, int apiKey, String requestVector, MessageLite msg, String replyVector) throws Exception {
+        return call(c, apiKey, requestVector, msg.toByteArray(), replyVector);
     }
 
-    void call(Conn c, int apiKey, String requestVector, byte[] body, String replyVector) throws Exception {
+    Reply call(Conn c, int apiKey, String requestVector, byte[] body, String replyVector) throws Exception {
         ByteArrayOutputStream batch = new ByteArrayOutputStream();
         int id = request(c, batch, requestVector, apiKey, body);
         c.send(batch.toByteArray());
-        checkReply(apiKey, id, c.await(id), replyVector);
+        Reply r = c.await(id);
+        checkReply(apiKey, id, r, replyVector);
+        return r;
     }
 
     void handshake(Conn c) throws Exception {
@@ -317,8 +339,9 @@ public final class CompatClient {
         return DeleteProducerOffsetsRequest.newBuilder().setProducerId(pid).build();
     }
 
-    void run(String addr) throws IOException {
+    void run(String addr, String tablet) throws IOException {
         long[][] nonpart = {{-1, 0, 42}, {-1, 1, 7}};
+        List<Reply> metadata = new ArrayList<>();
         long[][] part = {{5, 0, 9}, {6, 1, 11}};
 
         step("preclean: delete job-1, job-2, job-3", () -> {
@@ -334,8 +357,8 @@ public final class CompatClient {
 
         try (Conn c = new Conn(addr)) {
             step("handshake: API_VERSIONS fluss/0.1.0 as request 0", () -> handshake(c));
-            step("GET_METADATA (empty request)", () -> call(c, 1012, "metadata_request_empty",
-                    MetadataRequest.getDefaultInstance(), "metadata_response"));
+            step("GET_METADATA (empty request)", () -> metadata.add(call(c, 1012, "metadata_request_empty",
+                    MetadataRequest.getDefaultInstance(), "metadata_response")));
             step("register job-1 -> CREATED", () -> call(c, 1053, "register_request_nonpartitioned",
                     register("job-1", 100, nonpart), "register_response_created"));
             step("register job-1 again -> ALREADY_EXISTS", () -> call(c, 1053, "register_request_again",
@@ -384,12 +407,57 @@ public final class CompatClient {
             }
         });
 
+        step("tablet server: server_type 2, same metadata, REGISTER -> error 2", () -> {
+            String where = tablet;
+            if (where == null) {
+                check(!metadata.isEmpty(), "no GET_METADATA answer names the tablet server");
+                PbServerNode ts = MetadataResponse.parseFrom(metadata.get(0).body).getTabletServers(0);
+                where = ts.getHost() + ":" + ts.getPort();
+            }
+            try (Conn c = new Conn(where)) {
+                call(c, 1000, "api_versions_request", ApiVersionsRequest.newBuilder()
+                        .setClientSoftwareName("fluss").setClientSoftwareVersion("0.1.0").build(), "tablet_api_versions_response");
+                call(c, 1012, "metadata_request_empty", MetadataRequest.getDefaultInstance(), "metadata_response");
+                call(c, 1053, "register_request_nonpartitioned", register("job-1", 100, nonpart), "tablet_error_2_elsewhere");
+            }
+        });
+
         step("negative frame length -> SERVER_FAILURE(-1), then close", () -> {
             try (Conn c = new Conn(addr)) {
                 c.send(vec("negative_length_frame").raw);
                 Reply r = c.readFrame();
                 checkReply(null, -1, r, "server_failure_negative_length");
                 check(c.closedByServer(), "the connection stayed open after SERVER_FAILURE");
+            }
+        });
+    }
+
+    void login(Conn c, String versionsVector) throws Exception {
+        call(c, 1000, "api_versions_request", ApiVersionsRequest.newBuilder()
+                .setClientSoftwareName("fluss").setClientSoftwareVersion("0.1.0").build(), versionsVector);
+        call(c, 1038, "authenticate_request_plain", AuthenticateRequest.newBuilder().setProtocol("PLAIN")
+                .setToken(ByteString.copyFrom("\0user\0pass", StandardCharsets.UTF_8)).build(), "authenticate_response_plain");
+    }
+
+    void runSasl(String addr, String tablet) throws IOException {
+        List<Reply> metadata = new ArrayList<>();
+        step("SASL coordinator: server_type 1, PLAIN login, GET_METADATA", () -> {
+            try (Conn c = new Conn(addr)) {
+                login(c, "api_versions_response");
+                metadata.add(call(c, 1012, "metadata_request_after_login", MetadataRequest.getDefaultInstance(),
+                        "metadata_response_after_login"));
+            }
+        });
+        step("SASL tablet server: server_type 2, PLAIN login, GET_METADATA", () -> {
+            String where = tablet;
+            if (where == null) {
+                check(!metadata.isEmpty(), "no GET_METADATA answer names the tablet server");
+                PbServerNode ts = MetadataResponse.parseFrom(metadata.get(0).body).getTabletServers(0);
+                where = ts.getHost() + ":" + ts.getPort();
+            }
+            try (Conn c = new Conn(where)) {
+                login(c, "tablet_api_versions_response");
+                call(c, 1012, "metadata_request_after_login", MetadataRequest.getDefaultInstance(), "metadata_response_after_login");
             }
         });
     }
@@ -415,13 +483,17 @@ public final class CompatClient {
         String bootstrap = System.getenv("FLUSS_BOOTSTRAP");
         String vectors = "compat_test/vectors";
         boolean reference = false;
+        String tablet = null;
+        boolean sasl = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--bootstrap": bootstrap = args[++i]; break;
                 case "--vectors": vectors = args[++i]; break;
                 case "--reference": reference = true; break;
+                case "--tablet": tablet = args[++i]; break;
+                case "--sasl": sasl = true; break;
                 default:
-                    System.err.println("usage: CompatClient --bootstrap host:port [--vectors dir] [--reference]");
+                    System.err.println("usage: CompatClient --bootstrap host:port [--vectors dir] [--tablet host:port] [--reference] [--sasl]");
                     System.exit(2);
             }
         }
@@ -432,7 +504,11 @@ public final class CompatClient {
         CompatClient suite = new CompatClient(Paths.get(vectors), reference);
         System.out.println("java client (protobuf-java " + System.getProperty("compat.protobuf.version", "?")
                 + ", Java " + System.getProperty("java.version") + ") against " + bootstrap + (reference ? " in the reference setup" : ""));
-        suite.run(bootstrap);
+        if (sasl) {
+            suite.runSasl(bootstrap, tablet);
+        } else {
+            suite.run(bootstrap, tablet);
+        }
         if (suite.failed > 0) {
             System.out.println("FAIL java: " + suite.failed + " step(s) failed");
             System.exit(1);

@@ -3,13 +3,20 @@
 protoc and our messages/fluss.proto, that runs the compat_test scenario
 against a live sidecar and checks every reply against the golden vectors.
 
-    compat_client.py --bootstrap 127.0.0.1:9123 [--reference]
+    compat_client.py --bootstrap 127.0.0.1:9123 [--tablet host:port] [--reference] [--sasl]
 
 The bootstrap address may also come from $FLUSS_BOOTSTRAP. --reference says
 the sidecar runs in the reference setup of vectors/gen_vectors.py (clock
 fixed at 1735538268000 ms, ttl 24 h, advertised FLUSS://127.0.0.1:9123,
 node id 0), so that even replies carrying the clock or the address are
-compared byte for byte. Prints PASS/FAIL per step; exits 1 on any failure.
+compared byte for byte. Every API_VERSIONS answer must carry server_type,
+and the one GET_METADATA gives each node (1 COORDINATOR, 2 TABLET_SERVER), as
+fluss-go requires and Fluss's Java client checks. The tablet server is the
+one GET_METADATA names, or --tablet when that address is not reachable (the
+reference setup announces 127.0.0.1:9124). --sasl runs the SASL scenario
+instead, against a listener with SASL/PLAIN user "user", password "pass":
+a login on the coordinator and on the tablet server, each then answering
+GET_METADATA. Prints PASS/FAIL per step; exits 1 on any failure.
 """
 
 import argparse
@@ -161,7 +168,14 @@ class Suite:
             if got_id != rid:
                 raise AssertionError("%s: reply id %d, want %d" % (vector, got_id, rid))
         if t == SUCCESS:
-            self.parse_strict(self.response_type[api_key], body, vector)
+            m = self.parse_strict(self.response_type[api_key], body, vector)
+            if api_key == 1000:
+                # fluss-go's rule: no server_type, or another type than the
+                # node's, and the connection is refused.
+                want_type = v["decoded"]["server_type"]
+                if not m.HasField("server_type") or m.server_type != want_type:
+                    raise AssertionError("%s: server_type %s, want %d" % (
+                        vector, m.server_type if m.HasField("server_type") else "absent", want_type))
         mode = v["exact"]
         if mode == "always" or (mode == "reference" and self.reference):
             if raw != want:
@@ -185,6 +199,10 @@ class Suite:
         elif cls is self.pb.MetadataResponse:
             if not got.HasField("coordinator_server") or len(got.tablet_servers) == 0 or len(got.partition_metadata) > 0:
                 raise AssertionError("%s: a Java client cannot bootstrap from %s" % (vector, got))
+            c, ts = got.coordinator_server, got.tablet_servers[0]
+            if (c.host, c.port) == (ts.host, ts.port):
+                raise AssertionError("%s: the tablet server is the coordinator's port; a type-checking client "
+                                     "cannot connect to both: %s" % (vector, got))
             return
         if got != exp:
             raise AssertionError("%s: got %s, want %s" % (vector, got, exp))
@@ -194,6 +212,7 @@ class Suite:
         conn.send_raw(frame)
         t, raw = conn.await_reply(rid)
         self.check(api_key, rid, t, raw, reply_vector)
+        return raw
 
     # -- the scenario
 
@@ -202,8 +221,9 @@ class Suite:
         req = pb.ApiVersionsRequest(client_software_name="fluss", client_software_version="0.1.0")
         self.call(conn, 1000, "api_versions_request", req, "api_versions_response")
 
-    def run(self, addr):
+    def run(self, addr, tablet=None):
         pb = self.pb
+        metadata = []
 
         # Remove what an earlier, interrupted run may have left.
         def preclean():
@@ -238,8 +258,8 @@ class Suite:
         delete = lambda pid: pb.DeleteProducerOffsetsRequest(producer_id=pid)
 
         self.step("handshake: API_VERSIONS fluss/0.1.0 as request 0", lambda: self.handshake(c))
-        self.step("GET_METADATA (empty request)", lambda: self.call(
-            c, 1012, "metadata_request_empty", pb.MetadataRequest(), "metadata_response"))
+        self.step("GET_METADATA (empty request)", lambda: metadata.append(self.call(
+            c, 1012, "metadata_request_empty", pb.MetadataRequest(), "metadata_response")))
         self.step("register job-1 -> CREATED", lambda: self.call(
             c, 1053, "register_request_nonpartitioned", reg("job-1", nonpart), "register_response_created"))
         self.step("register job-1 again -> ALREADY_EXISTS", lambda: self.call(
@@ -296,6 +316,25 @@ class Suite:
                 a.close()
         self.step("AUTHENTICATE on PLAINTEXT: PLAIN -> 46, PLAINTEXT -> empty", auth)
 
+        def tablet_server():
+            where = tablet
+            if where is None:
+                if not metadata:
+                    raise AssertionError("no GET_METADATA answer names the tablet server")
+                ts = self.parse_strict(pb.MetadataResponse, metadata[0][9:], "metadata_response").tablet_servers[0]
+                where = "%s:%d" % (ts.host, ts.port)
+            s = Conn(where)
+            try:
+                self.call(s, 1000, "api_versions_request",
+                          pb.ApiVersionsRequest(client_software_name="fluss", client_software_version="0.1.0"),
+                          "tablet_api_versions_response")
+                self.call(s, 1012, "metadata_request_empty", pb.MetadataRequest(), "metadata_response")
+                self.call(s, 1053, "register_request_nonpartitioned",
+                          reg("job-1", nonpart), "tablet_error_2_elsewhere")
+            finally:
+                s.close()
+        self.step("tablet server: server_type 2, same metadata, REGISTER -> error 2", tablet_server)
+
         def failure():
             f = Conn(addr)
             try:
@@ -309,6 +348,43 @@ class Suite:
         self.step("negative frame length -> SERVER_FAILURE(-1), then close", failure)
 
 
+    def run_sasl(self, addr, tablet=None):
+        """The "sasl" scenario: both endpoints take a PLAIN login, then serve."""
+        pb = self.pb
+        metadata = []
+
+        def login(conn, versions_vector):
+            self.call(conn, 1000, "api_versions_request",
+                      pb.ApiVersionsRequest(client_software_name="fluss", client_software_version="0.1.0"), versions_vector)
+            self.call(conn, 1038, "authenticate_request_plain",
+                      pb.AuthenticateRequest(protocol="PLAIN", token=b"\x00user\x00pass"), "authenticate_response_plain")
+
+        def coordinator():
+            c = Conn(addr)
+            try:
+                login(c, "api_versions_response")
+                metadata.append(self.call(c, 1012, "metadata_request_after_login", pb.MetadataRequest(),
+                                          "metadata_response_after_login"))
+            finally:
+                c.close()
+        self.step("SASL coordinator: server_type 1, PLAIN login, GET_METADATA", coordinator)
+
+        def tablet_server():
+            where = tablet
+            if where is None:
+                if not metadata:
+                    raise AssertionError("no GET_METADATA answer names the tablet server")
+                ts = self.parse_strict(pb.MetadataResponse, metadata[0][9:], "metadata_response_after_login").tablet_servers[0]
+                where = "%s:%d" % (ts.host, ts.port)
+            s = Conn(where)
+            try:
+                login(s, "tablet_api_versions_response")
+                self.call(s, 1012, "metadata_request_after_login", pb.MetadataRequest(), "metadata_response_after_login")
+            finally:
+                s.close()
+        self.step("SASL tablet server: server_type 2, PLAIN login, GET_METADATA", tablet_server)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bootstrap", default=os.environ.get("FLUSS_BOOTSTRAP"), help="sidecar host:port")
@@ -316,6 +392,8 @@ def main():
     ap.add_argument("--proto", default=os.path.join(ROOT, "messages", "fluss.proto"))
     ap.add_argument("--build", help="directory for the generated code (default: a temporary one)")
     ap.add_argument("--reference", action="store_true", help="the sidecar runs in the reference setup")
+    ap.add_argument("--tablet", help="the tablet server's host:port (default: the one GET_METADATA names)")
+    ap.add_argument("--sasl", action="store_true", help="run the SASL scenario (user \"user\", password \"pass\")")
     args = ap.parse_args()
     if not args.bootstrap:
         ap.error("--bootstrap or $FLUSS_BOOTSTRAP is required")
@@ -326,7 +404,10 @@ def main():
     print("python client (protobuf %s) against %s%s" % (
         importlib.import_module("google.protobuf").__version__, args.bootstrap,
         " in the reference setup" if args.reference else ""))
-    suite.run(args.bootstrap)
+    if args.sasl:
+        suite.run_sasl(args.bootstrap, args.tablet)
+    else:
+        suite.run(args.bootstrap, args.tablet)
     if suite.failed:
         print("FAIL python: %d step(s) failed" % suite.failed)
         return 1

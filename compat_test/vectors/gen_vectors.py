@@ -21,6 +21,7 @@ REF_NOW_MS = 1735538268000  # the sidecar's clock, fixed
 REF_TTL_MS = 24 * 3600 * 1000  # coordinator.producer-offsets.ttl default, 24 h
 REF_EXPIRATION = REF_NOW_MS + REF_TTL_MS  # 1735624668000
 REF_HOST, REF_PORT = "127.0.0.1", 9123  # advertised.listeners FLUSS://127.0.0.1:9123
+REF_TABLET_PORT = 9124  # sidecar.tablet-server.advertised.listeners FLUSS://127.0.0.1:9124
 REF_NODE_ID = 0  # sidecar.node-id default
 
 
@@ -106,9 +107,9 @@ def api_version(key):  # PbApiVersion: 1 api_key, 2 min_version, 3 max_version
     return f_varint(1, "api_key", key) + f_varint(2, "min_version", 0) + f_varint(3, "max_version", 0)
 
 
-def server_node():  # PbServerNode: 1 node_id, 2 host, 3 port (4 listeners is not sent to clients)
+def server_node(port=REF_PORT):  # PbServerNode: 1 node_id, 2 host, 3 port (4 listeners is not sent to clients)
     return (f_varint(1, "node_id", REF_NODE_ID) + f_bytes(2, "host", REF_HOST)
-            + f_varint(3, "port", REF_PORT))
+            + f_varint(3, "port", port))
 
 
 def bucket(bucket_id, offset, partition=None):
@@ -142,13 +143,18 @@ def j_bucket(bucket_id, offset, partition=None):
     return d
 
 
-def j_node():
-    return {"node_id": REF_NODE_ID, "host": REF_HOST, "port": REF_PORT}
+def j_node(port=REF_PORT):
+    return {"node_id": REF_NODE_ID, "host": REF_HOST, "port": port}
 
 
 SERVED = [(1000, "API_VERSIONS"), (1012, "GET_METADATA"), (1038, "AUTHENTICATE"),
           (1053, "REGISTER_PRODUCER_OFFSETS"), (1054, "GET_PRODUCER_OFFSETS"),
           (1055, "DELETE_PRODUCER_OFFSETS")]
+TABLET_SERVED = SERVED[:3]  # the tablet-server endpoint: no producer offsets keys
+
+SERVER_TYPE_COORDINATOR, SERVER_TYPE_TABLET_SERVER = 1, 2
+MSG_2_ELSEWHERE = ("The server does not support REGISTER_PRODUCER_OFFSETS(1053) version 0: this key is served by "
+                   "the coordinator, not by a tablet server; send it to the coordinator named in GET_METADATA.")
 
 NONPART = [bucket(0, 42), bucket(1, 7)]  # table 100: bucket 0 at 42, bucket 1 at 7
 J_NONPART = [{"table_id": 100, "bucket_offsets": [j_bucket(0, 42), j_bucket(1, 7)]}]
@@ -184,11 +190,14 @@ vec("api_versions_request", request(1000, 0, f_bytes(1, "client_software_name", 
     api_key=1000, message="ApiVersionsRequest", source="docs/protocol.md §1 example",
     decoded={"client_software_name": "fluss", "client_software_version": "0.1.0"}, scenario="main")
 
-vec("api_versions_response", success(0, sum((f_msg(1, "api_versions", api_version(k)) for k, _ in SERVED), [])),
-    meaning="The sidecar's answer: every served key (1000, 1012, 1038, 1053, 1054, 1055) with versions "
-            "[0,0], and no server_type, so a Java client checks no server type.",
+vec("api_versions_response", success(0, sum((f_msg(1, "api_versions", api_version(k)) for k, _ in SERVED), [])
+                                    + f_varint(2, "server_type", SERVER_TYPE_COORDINATOR)),
+    meaning="The coordinator endpoint's answer: every served key (1000, 1012, 1038, 1053, 1054, 1055) with "
+            "versions [0,0], and server_type 1 (COORDINATOR), as every Fluss coordinator sends it: a Java client "
+            "checks it against the node it meant to reach, fluss-go refuses an answer without it.",
     api_key=1000, message="ApiVersionsResponse",
-    decoded={"api_versions": [{"api_key": k, "min_version": 0, "max_version": 0} for k, _ in SERVED]},
+    decoded={"api_versions": [{"api_key": k, "min_version": 0, "max_version": 0} for k, _ in SERVED],
+             "server_type": SERVER_TYPE_COORDINATOR},
     scenario="main")
 
 vec("metadata_request_empty", request(1012, 1, []),
@@ -196,11 +205,12 @@ vec("metadata_request_empty", request(1012, 1, []),
     api_key=1012, message="MetadataRequest", decoded={}, source="docs/protocol.md §7", scenario="main")
 
 vec("metadata_response", success(1, f_msg(1, "coordinator_server", server_node())
-                                 + f_msg(2, "tablet_servers", server_node())),
-    meaning="The sidecar names itself as coordinator and as the one tablet server (node 0 at its advertised "
-            "address); no table or partition metadata, and no listeners field, as a coordinator answers clients.",
+                                 + f_msg(2, "tablet_servers", server_node(REF_TABLET_PORT))),
+    meaning="The sidecar names its coordinator endpoint as coordinator and its tablet-server endpoint as the one "
+            "tablet server (node 0 at their advertised addresses, 9123 and 9124); no table or partition metadata, "
+            "and no listeners field, as a coordinator answers clients. The tablet endpoint answers the same.",
     api_key=1012, message="MetadataResponse", exact="reference",
-    decoded={"coordinator_server": j_node(), "tablet_servers": [j_node()]}, scenario="main")
+    decoded={"coordinator_server": j_node(), "tablet_servers": [j_node(REF_TABLET_PORT)]}, scenario="main")
 
 REG_NONPART = producer_id("job-1") + f_msg(2, "table_offsets", table(100, NONPART))
 vec("register_request_nonpartitioned", request(1053, 2, REG_NONPART),
@@ -392,6 +402,41 @@ vec("error_48_authorization", error(6, 48, MSG_48),
 vec("server_failure_bare", server_failure(-1),
     meaning="SERVER_FAILURE with code -1 and no message: type byte 2, then the ErrorResponse, no request id.",
     message="ErrorResponse", source="docs/protocol.md §1", decoded={"error_code": -1})
+
+
+# ---- the scenario, connection "tablet": to the tablet server GET_METADATA
+# names, request ids from 0 again (api_versions_request, metadata_request_empty
+# and register_request_nonpartitioned are sent as they are on "main").
+
+vec("tablet_api_versions_response", success(0, sum((f_msg(1, "api_versions", api_version(k)) for k, _ in TABLET_SERVED), [])
+                                           + f_varint(2, "server_type", SERVER_TYPE_TABLET_SERVER)),
+    meaning="The tablet-server endpoint's answer: what a tablet server serves of the sidecar's keys (1000, 1012, "
+            "1038) and server_type 2 (TABLET_SERVER), the type of the node GET_METADATA names at its address.",
+    api_key=1000, message="ApiVersionsResponse",
+    decoded={"api_versions": [{"api_key": k, "min_version": 0, "max_version": 0} for k, _ in TABLET_SERVED],
+             "server_type": SERVER_TYPE_TABLET_SERVER},
+    scenario="tablet")
+vec("tablet_error_2_elsewhere", error(2, 2, MSG_2_ELSEWHERE),
+    meaning="REGISTER sent to the tablet-server endpoint (request 2 of its connection): ERROR 2 "
+            "UNSUPPORTED_VERSION naming the key and the coordinator, never silence; nothing is stored.",
+    api_key=1053, message="ErrorResponse",
+    decoded={"error_code": 2, "error_message": MSG_2_ELSEWHERE}, scenario="tablet")
+
+
+# ---- the scenario "sasl", against a listener with SASL/PLAIN user "user",
+# password "pass": on the coordinator and on the tablet server alike,
+# API_VERSIONS (request 0), AUTHENTICATE PLAIN (request 1, the vectors
+# above), then GET_METADATA as request 2.
+
+vec("metadata_request_after_login", request(1012, 2, []),
+    meaning="GET_METADATA with an empty body, after API_VERSIONS and a SASL/PLAIN login (request 2).",
+    api_key=1012, message="MetadataRequest", decoded={}, scenario="sasl")
+vec("metadata_response_after_login", success(2, f_msg(1, "coordinator_server", server_node())
+                                             + f_msg(2, "tablet_servers", server_node(REF_TABLET_PORT))),
+    meaning="The same metadata as metadata_response, for request 2: SASL applies to both endpoints, and "
+            "after the login each names the coordinator endpoint and the tablet-server endpoint.",
+    api_key=1012, message="MetadataResponse", exact="reference",
+    decoded={"coordinator_server": j_node(), "tablet_servers": [j_node(REF_TABLET_PORT)]}, scenario="sasl")
 
 
 def header_fields(pieces, kind):

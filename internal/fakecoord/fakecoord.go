@@ -14,6 +14,12 @@
 //     GET_TABLE_INFO (1007) as opaque echoes: the SUCCESS body is the
 //     request body, byte for byte.
 //
+// With Config.TabletServer it also runs a tablet-server side on a port of
+// its own, which answers API_VERSIONS with server_type 2 (TABLET_SERVER),
+// GET_METADATA and AUTHENTICATE, and is the tablet server GET_METADATA
+// names, so that a client that checks server types can connect to every
+// node the metadata names.
+//
 // Every request is recorded with the principal of its connection, and
 // faults can be injected per api key: an error answer, a hold on a channel
 // the test controls, an abrupt disconnect, or a SERVER_FAILURE frame.
@@ -41,7 +47,11 @@ import (
 const UpstreamProducerID = "from-upstream"
 
 // ServerTypeCoordinator is the server_type the fake announces.
-const ServerTypeCoordinator = 1
+const ServerTypeCoordinator = int32(messages.ServerTypeCoordinator)
+
+// ServerTypeTabletServer is the server_type its tablet-server side
+// announces (Config.TabletServer).
+const ServerTypeTabletServer = int32(messages.ServerTypeTabletServer)
 
 // Config configures a fake coordinator. The zero value is usable.
 type Config struct {
@@ -54,7 +64,10 @@ type Config struct {
 	// [min, max]. Keys not listed use [0, 0]; GET_TABLE_INFO defaults to
 	// [0, 1].
 	Versions map[messages.Key][2]int32
-	Logger   hclog.Logger
+	// TabletServer runs the tablet-server side, which GET_METADATA then
+	// names at its real address instead of an address nobody serves.
+	TabletServer bool
+	Logger       hclog.Logger
 }
 
 // Request is one recorded request.
@@ -92,6 +105,10 @@ type Coordinator struct {
 	addr string
 	port int32
 	done chan struct{}
+
+	tablet     *wire.Server // the tablet-server side, or nil
+	tabletPort int32
+	tabletDone chan struct{}
 
 	mu       sync.Mutex
 	faults   map[messages.Key]Fault
@@ -133,7 +150,59 @@ func Start(cfg Config) (*Coordinator, error) {
 		defer close(c.done)
 		c.srv.Serve(context.Background(), c.ln)
 	}()
+	if cfg.TabletServer {
+		if err := c.startTablet(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// startTablet serves the tablet-server side on a fresh 127.0.0.1 port.
+func (c *Coordinator) startTablet() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	c.tabletPort = int32(ln.Addr().(*net.TCPAddr).Port)
+	c.tabletDone = make(chan struct{})
+	all := c.mux()
+	var apis []wire.API
+	for _, k := range []messages.Key{messages.KeyGetMetadata, messages.KeyAuthenticate} {
+		a, _ := all.Lookup(k)
+		apis = append(apis, a)
+	}
+	apis = append(apis, wire.API{
+		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(),
+		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
+		Handle: func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+			var vs []*messages.PbApiVersion
+			for _, k := range []messages.Key{messages.KeyAPIVersions, messages.KeyGetMetadata, messages.KeyAuthenticate} {
+				vs = append(vs, &messages.PbApiVersion{ApiKey: proto.Int32(int32(k)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)})
+			}
+			return &messages.ApiVersionsResponse{ApiVersions: vs, ServerType: proto.Int32(ServerTypeTabletServer)}, nil
+		},
+	})
+	c.tablet = wire.NewServer(wire.ServerConfig{
+		Mux:    wire.NewMux(apis...),
+		Logger: c.cfg.Logger.Named("fakecoord-tablet"),
+		Gate:   c.gate,
+	})
+	go func() {
+		defer close(c.tabletDone)
+		c.tablet.Serve(context.Background(), ln)
+	}()
+	return nil
+}
+
+// TabletAddr is the host:port of the tablet-server side; "" without
+// Config.TabletServer.
+func (c *Coordinator) TabletAddr() string {
+	if c.tablet == nil {
+		return ""
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(int(c.tabletPort)))
 }
 
 // Addr is the host:port the fake listens on.
@@ -150,6 +219,10 @@ func (c *Coordinator) Close() {
 	c.DisconnectAll()
 	c.srv.Close()
 	<-c.done
+	if c.tablet != nil {
+		c.tablet.Close()
+		<-c.tabletDone
+	}
 }
 
 // Inject sets the fault for key, replacing any previous one.
@@ -349,8 +422,22 @@ func (c *Coordinator) mux() *wire.Mux {
 }
 
 // Metadata is the fake's GET_METADATA answer: itself as coordinator, and a
-// tablet server with node id NodeID+100 at port 1 (never dialled by tests).
+// tablet server with node id NodeID+100: its tablet-server side with
+// Config.TabletServer, else at port 1 (never dialled by tests).
 func (c *Coordinator) Metadata() *messages.MetadataResponse {
+	if c.tablet != nil {
+		addr := c.TabletAddr()
+		return &messages.MetadataResponse{
+			CoordinatorServer: &messages.PbServerNode{
+				NodeId: proto.Int32(c.cfg.NodeID), Host: proto.String("127.0.0.1"), Port: proto.Int32(c.port),
+				Listeners: proto.String("CLIENT://" + c.addr),
+			},
+			TabletServers: []*messages.PbServerNode{{
+				NodeId: proto.Int32(c.cfg.NodeID + 100), Host: proto.String("127.0.0.1"), Port: proto.Int32(c.tabletPort),
+				Listeners: proto.String("CLIENT://" + addr), Rack: proto.String("rack-a"),
+			}},
+		}
+	}
 	return &messages.MetadataResponse{
 		CoordinatorServer: &messages.PbServerNode{
 			NodeId: proto.Int32(c.cfg.NodeID), Host: proto.String("127.0.0.1"), Port: proto.Int32(c.port),

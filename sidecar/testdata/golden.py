@@ -76,6 +76,16 @@ def server_node(node_id, host, port):
     return f_varint(1, node_id) + f_bytes(2, host) + f_varint(3, port)
 
 
+# PbApiVersion: 1 api_key, 2 min_version, 3 max_version (all 0 here)
+def api_version(key):
+    return f_varint(1, key) + f_varint(2, 0) + f_varint(3, 0)
+
+
+def elsewhere(name, key):
+    return ("The server does not support %s(%d) version 0: this key is served by the coordinator, "
+            "not by a tablet server; send it to the coordinator named in GET_METADATA." % (name, key))
+
+
 EXPIRATION = 1735538268000 + 24 * 3600 * 1000  # the tests' clock + 24h
 
 frames = {
@@ -113,11 +123,28 @@ frames = {
     "error_decode_missing_bucket_id": error(10, 3, "Failed to decode RegisterProducerOffsetsRequest of "
                                             "REGISTER_PRODUCER_OFFSETS(1053) version 0: required field "
                                             "table_offsets[0].bucket_offsets[1].bucket_id is missing"),
-    # GET_METADATA answer for request 4 from node 0 advertised at
-    # 127.0.0.1:9123: PbServerNode carries node_id, host and port only (no
-    # listeners, field 4), as a coordinator's answer to clients.
+    # GET_METADATA answer for request 4 from node 0, whose coordinator
+    # endpoint is advertised at 127.0.0.1:9123 and its tablet endpoint at
+    # 127.0.0.1:9124: PbServerNode carries node_id, host and port only (no
+    # listeners, field 4), as a coordinator's answer to clients. Both
+    # endpoints answer it alike.
     "metadata_response": success(4, f_bytes(1, server_node(0, "127.0.0.1", 9123))
-                                 + f_bytes(2, server_node(0, "127.0.0.1", 9123))),
+                                 + f_bytes(2, server_node(0, "127.0.0.1", 9124))),
+    # API_VERSIONS answer to Java's first request on the coordinator
+    # endpoint: the keys it serves, then server_type (field 2) = 1,
+    # COORDINATOR.
+    "api_versions_response": success(0, b"".join(f_bytes(1, api_version(k)) for k in (1000, 1012, 1038, 1053, 1054, 1055))
+                                     + f_varint(2, 1)),
+    # The same on the tablet endpoint: no producer offsets keys, and
+    # server_type = 2, TABLET_SERVER.
+    "tablet_api_versions_response": success(0, b"".join(f_bytes(1, api_version(k)) for k in (1000, 1012, 1038))
+                                            + f_varint(2, 2)),
+    # The producer offsets keys sent to the tablet endpoint (the requests
+    # above, ids 1 to 3): UNSUPPORTED_VERSION (2) naming the key and its
+    # server.
+    "tablet_register_elsewhere": error(1, 2, elsewhere("REGISTER_PRODUCER_OFFSETS", 1053)),
+    "tablet_get_elsewhere": error(2, 2, elsewhere("GET_PRODUCER_OFFSETS", 1054)),
+    "tablet_delete_elsewhere": error(3, 2, elsewhere("DELETE_PRODUCER_OFFSETS", 1055)),
 }
 
 if __name__ == "__main__":
