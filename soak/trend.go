@@ -198,7 +198,11 @@ func Format(title string, vs []Verdict, judged bool) string {
 			}
 			return fmt.Sprintf("%.1f", x)
 		}
-		fmt.Fprintf(&b, "%-22s %12s %12s %12s %12s %12s %12s", name, f(v.Start), f(v.End), f(v.Per10Min), f(v.Growth), f(v.Explained), f(v.Allowed))
+		slope, growth, explained, allowed := f(v.Per10Min), f(v.Growth), f(v.Explained), f(v.Allowed)
+		if !v.Fitted {
+			slope, growth, explained, allowed = "-", "-", "-", "-"
+		}
+		fmt.Fprintf(&b, "%-22s %12s %12s %12s %12s %12s %12s", name, f(v.Start), f(v.End), slope, growth, explained, allowed)
 		if judged {
 			switch {
 			case v.Pass:
