@@ -260,6 +260,10 @@ func runSoak(t *testing.T, p plan) {
 				if !ok {
 					v, ok = store[c]
 				}
+				if !ok {
+					row = append(row, "")
+					continue
+				}
 				row = append(row, strconv.FormatFloat(v, 'f', -1, 64))
 				dst := series
 				if i != 0 {
@@ -398,6 +402,51 @@ func checkStored(t *testing.T, conn *gozk.Conn, root string, l *load) {
 	for _, id := range l.static {
 		if !have[id] {
 			t.Errorf("static snapshot %s is gone from ZooKeeper", id)
+		}
+	}
+}
+
+// csvEnv names a samples.csv of an earlier run for TestSoakJudgeCSV.
+const csvEnv = "SOAK_CSV"
+
+// TestSoakJudgeCSV judges the samples of an earlier run again, with
+// today's rules and the full load's shape: SOAK_CSV=/tmp/.../samples.csv
+// go test -run TestSoakJudgeCSV -v ./soak/. The run's length is taken
+// from its last sample.
+func TestSoakJudgeCSV(t *testing.T) {
+	path := os.Getenv(csvEnv)
+	if path == "" {
+		t.Skipf("set %s to a samples.csv", csvEnv)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("%s: %d rows, %v", path, len(rows), err)
+	}
+	series := map[string]Series{}
+	var last time.Duration
+	for _, row := range rows[1:] {
+		secs, err := strconv.ParseFloat(row[0], 64)
+		if err != nil || row[1] != "A" {
+			continue
+		}
+		at := time.Duration(secs * float64(time.Second))
+		last = max(last, at)
+		for i, c := range rows[0][3:] {
+			if v, err := strconv.ParseFloat(row[3+i], 64); err == nil {
+				series[c] = append(series[c], Point{at, v})
+			}
+		}
+	}
+	vs := Judge(last, series, rules(fullShape(t)))
+	t.Logf("\n%s", Format(fmt.Sprintf("sidecar A of %s, %v", path, last.Round(time.Second)), vs, true))
+	for _, v := range vs {
+		if !v.Pass {
+			t.Errorf("sidecar A: %s", v.Reason)
 		}
 	}
 }

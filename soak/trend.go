@@ -124,8 +124,15 @@ type Verdict struct {
 // half shows less two standard errors, stays within what its explainers'
 // growth explains plus its allowance. A quantity with too few samples
 // fails: a run that could not sample proves nothing.
+//
+// Only explained growth explains: an explainer judged earlier in rules
+// passes on at most the growth its own explainers accounted for, not its
+// allowance (noise does not add up along a chain), so a cache that grows
+// without cause fails, and so does the memory that grows with it. An
+// explainer without a rule passes on all of its fitted growth.
 func Judge(run time.Duration, series map[string]Series, rules []Rule) []Verdict {
 	out := make([]Verdict, 0, len(rules))
+	legit := map[string]float64{} // the explained growth of each quantity judged so far
 	for _, r := range rules {
 		v := Verdict{Rule: r}
 		s := series[r.Quantity]
@@ -135,7 +142,8 @@ func Judge(run time.Duration, series map[string]Series, rules []Rule) []Verdict 
 		half := SecondHalf(s, run)
 		l, ok := Fit(half)
 		if !ok || len(half) < minPoints {
-			v.Reason = fmt.Sprintf("%d samples in the second half, need %d", len(half), minPoints)
+			v.Reason = fmt.Sprintf("%s: %d samples in the second half, need %d", r.Quantity, len(half), minPoints)
+			legit[r.Quantity] = 0
 			out = append(out, v)
 			continue
 		}
@@ -145,13 +153,20 @@ func Judge(run time.Duration, series map[string]Series, rules []Rule) []Verdict 
 		v.Growth = l.Slope * secs
 		v.GrowthLow = (l.Slope - 2*l.SlopeErr) * secs
 		for _, e := range r.ExplainedBy {
-			if el, ok := Fit(SecondHalf(series[e.Quantity], run)); ok {
-				v.Explained += el.Slope * secs * e.PerUnit
+			el, ok := Fit(SecondHalf(series[e.Quantity], run))
+			if !ok {
+				continue
 			}
+			g := el.Slope * secs
+			if lg, judged := legit[e.Quantity]; judged {
+				g = min(g, lg)
+			}
+			v.Explained += g * e.PerUnit
 		}
 		v.Explained = max(v.Explained, 0)
 		v.Allowed = r.Allowed + r.AllowedFrac*math.Abs(mean(half))
 		v.Pass = v.GrowthLow <= v.Explained+v.Allowed
+		legit[r.Quantity] = v.Explained
 		if !v.Pass {
 			v.Reason = fmt.Sprintf("%s grows %s over the run (at least %s; %s per 10 min), more than the %s its explainers' growth accounts for plus the %s allowed",
 				r.Quantity, v.format(v.Growth), v.format(v.GrowthLow), v.format(v.Per10Min), v.format(v.Explained), v.format(v.Allowed))

@@ -136,6 +136,36 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeLegitimateExplainers: memory that grows with a cache that grows
+// without cause is not explained by it; with the same cache judged level
+// (its growth explained by the live data), it is.
+func TestJudgeLegitimateExplainers(t *testing.T) {
+	const run = 30 * time.Minute
+	line := func(base, per10 float64) Series {
+		return series(run, 5*time.Second, func(t time.Duration) float64 { return base + per10*t.Minutes()/10 })
+	}
+	cacheRule := Rule{Quantity: "cache", Unit: "B", Allowed: 64 << 10, ExplainedBy: []Explainer{{"live", 1 << 10}}}
+	rssRule := Rule{Quantity: "rss", Unit: "B", Allowed: 8 * mib, ExplainedBy: []Explainer{{"cache", 3}}}
+	for _, tc := range []struct {
+		name                string
+		live                Series
+		cachePass, rssPass  bool
+		rssExplainedAtLeast float64
+	}{
+		{"the cache grows and the live data does not", line(100, 0), false, false, 0},
+		{"the cache grows with the live data", line(100, 6000), true, true, 40 * mib},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := map[string]Series{"live": tc.live, "cache": line(mib, 5*mib), "rss": line(50*mib, 15*mib)}
+			vs := Judge(run, in, []Rule{cacheRule, rssRule})
+			if vs[0].Pass != tc.cachePass || vs[1].Pass != tc.rssPass || vs[1].Explained < tc.rssExplainedAtLeast {
+				t.Errorf("cache pass %v, rss pass %v (explained %.1f MiB); want %v, %v, at least %.1f MiB\n%s",
+					vs[0].Pass, vs[1].Pass, vs[1].Explained/mib, tc.cachePass, tc.rssPass, tc.rssExplainedAtLeast/mib, Format("t", vs, true))
+			}
+		})
+	}
+}
+
 // TestJudgeRelativeAllowance: AllowedFrac scales with the level, so 20
 // goroutines more on 600 pass and 200 more do not.
 func TestJudgeRelativeAllowance(t *testing.T) {
