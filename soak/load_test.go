@@ -484,7 +484,7 @@ func (l *load) churn(ctx context.Context) {
 }
 
 // badInputs are requests that must be refused with a Fluss error, each
-// with the code it deserves (0: any code).
+// with the code a Fluss server gives it.
 var badInputs = []struct {
 	name string
 	key  messages.Key
@@ -507,8 +507,8 @@ var badInputs = []struct {
 		b, _ := proto.Marshal(&messages.DeleteProducerOffsetsRequest{ProducerId: proto.String("")})
 		return b
 	}, flusserr.InvalidProducerID},
-	{"GET whose body is not protobuf", messages.KeyGetProducerOffsets, func() []byte { return []byte{0xff, 0xff, 0xff, 0xff} }, 0},
-	{"REGISTER without its required fields", messages.KeyRegisterProducerOffsets, func() []byte { return nil }, 0},
+	{"GET whose body is not protobuf", messages.KeyGetProducerOffsets, func() []byte { return []byte{0xff, 0xff, 0xff, 0xff} }, flusserr.CorruptMessage},
+	{"REGISTER without its required fields", messages.KeyRegisterProducerOffsets, func() []byte { return nil }, flusserr.CorruptMessage},
 }
 
 // badInput sends, every badEvery, each bad request on one connection to
@@ -539,7 +539,7 @@ func (l *load) badInput(ctx context.Context) {
 			switch {
 			case r.Type != wire.ResponseError || !ok:
 				l.bad.add("%s on %s: answered %v, want an error", b.name, name, r.Type)
-			case b.code != 0 && fe.Code != b.code:
+			case fe.Code != b.code:
 				l.bad.add("%s on %s: code %d (%s), want %d", b.name, name, fe.Code, fe.Message, b.code)
 			default:
 				t.badOK.Add(1)

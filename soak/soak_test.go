@@ -94,7 +94,7 @@ func TestSoak(t *testing.T) {
 	}
 	d := envDuration(t, durationEnv, 30*time.Minute)
 	if dl, ok := t.Deadline(); ok && time.Until(dl) < d+10*time.Minute {
-		t.Fatalf("%s=%v needs a go test -timeout of at least %v more than that (make soak SOAK_TIMEOUT=...)", durationEnv, d, 10*time.Minute)
+		t.Fatalf("%s=%v needs go test -timeout of at least %v (make soak SOAK_TIMEOUT=...)", durationEnv, d, d+10*time.Minute)
 	}
 	out := os.Getenv(outEnv)
 	if out == "" {
