@@ -49,6 +49,7 @@ type tally struct {
 	answered atomic.Int64 // success answers
 	errors   atomic.Int64 // error answers (a Fluss code), bad input's excluded
 	lost     atomic.Int64 // calls without an answer: timeout or lost connection
+	timeouts atomic.Int64 // those of them that timed out
 	noDial   atomic.Int64 // connections that could not be opened or handshaken
 	badOK    atomic.Int64 // bad inputs answered with the error they deserve
 	codes    sync.Map     // flusserr.Code -> *atomic.Int64, of errors
@@ -60,8 +61,8 @@ func (t *tally) code(c flusserr.Code) {
 }
 
 func (t *tally) String() string {
-	s := fmt.Sprintf("answered %d, error answers %d, unanswered %d, failed dials %d, bad inputs refused %d",
-		t.answered.Load(), t.errors.Load(), t.lost.Load(), t.noDial.Load(), t.badOK.Load())
+	s := fmt.Sprintf("answered %d, error answers %d, unanswered %d (%d timed out, the rest lost with their connection), failed dials %d, bad inputs refused %d",
+		t.answered.Load(), t.errors.Load(), t.lost.Load(), t.timeouts.Load(), t.noDial.Load(), t.badOK.Load())
 	var codes []string
 	t.codes.Range(func(k, v any) bool {
 		codes = append(codes, fmt.Sprintf("%d×%d", k.(flusserr.Code), v.(*atomic.Int64).Load()))
@@ -247,6 +248,9 @@ func (l *load) call(cn *conn, key messages.Key, req, resp proto.Message) (outcom
 		return refused, fe.Code
 	}
 	t.lost.Add(1)
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.timeouts.Add(1)
+	}
 	cn.close()
 	return unknown, 0
 }

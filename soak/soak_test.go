@@ -284,6 +284,7 @@ func runSoak(t *testing.T, p plan) {
 	wg.Go(func() { l.run(loadCtx) })
 	var restarts []string // one line per restart that was not clean
 	restarted := 0
+	var stops, starts []time.Duration // SIGTERM to exit; exec to /readyz 200
 	wg.Go(func() {
 		tick := time.NewTicker(p.restartEvery)
 		defer tick.Stop()
@@ -293,13 +294,17 @@ func runSoak(t *testing.T, p plan) {
 				return
 			case <-tick.C:
 			}
+			t0 := time.Now()
 			code, err := b.Stop(2 * time.Minute)
+			stops = append(stops, time.Since(t0))
 			if err != nil || code != 0 {
 				restarts = append(restarts, fmt.Sprintf("stop %d: exit status %d, %v", restarted+1, code, err))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			t0 = time.Now()
 			err = b.Start(ctx)
 			cancel()
+			starts = append(starts, time.Since(t0))
 			if err != nil {
 				restarts = append(restarts, fmt.Sprintf("start %d: %v", restarted+1, err))
 				continue
@@ -327,6 +332,7 @@ func runSoak(t *testing.T, p plan) {
 	// What the clients saw.
 	t.Logf("run %v; B restarted %d times (every %v); job cycles %d, checked reads %d, late snapshots of unanswered registers %d",
 		run.Round(time.Second), restarted, p.restartEvery, l.cycles.Load(), l.verified.Load(), l.late.Load())
+	t.Logf("B's restarts: SIGTERM to exit %s; start to /readyz 200 %s", spread(stops), spread(starts))
 	for i, s := range sides {
 		t.Logf("sidecar %s: %s", s.name, l.tallies[i])
 	}
@@ -377,6 +383,17 @@ func runSoak(t *testing.T, p plan) {
 			t.Errorf("sidecar A: %s", v.Reason)
 		}
 	}
+}
+
+// spread is the least, median and largest of ds.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	return fmt.Sprintf("%v / %v / %v (least / median / largest of %d)", r(ds[0]), r(ds[len(ds)/2]), r(ds[len(ds)-1]), len(ds))
 }
 
 // checkStored: once the load has stopped, ZooKeeper holds every static
