@@ -168,16 +168,6 @@ func rules(shape loadShape) []Rule {
 	}
 }
 
-// columns of samples.csv after elapsed_s, sidecar and pid.
-func columns() []string {
-	var cols []string
-	for _, q := range metricQuantities {
-		cols = append(cols, q.name)
-	}
-	cols = append(cols, procQuantities...)
-	return append(cols, liveQuantities...)
-}
-
 func runSoak(t *testing.T, p plan) {
 	bin := buildSidecar(t)
 	zk := zktest.StartT(t)
@@ -206,133 +196,39 @@ func runSoak(t *testing.T, p plan) {
 	}
 	zkConn := zktest.RawConn(t, zk.Addr)
 
-	csvPath := filepath.Join(p.outDir, "samples.csv")
-	f, err := os.Create(csvPath)
+	smp, err := newSampler(filepath.Join(p.outDir, "samples.csv"), sides, zkConn, root, dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	w := csv.NewWriter(f)
-	cols := columns()
-	w.Write(append([]string{"elapsed_s", "sidecar", "pid"}, cols...))
-	t.Logf("samples: %s; sidecar logs: %s, %s", csvPath, a.log, b.log)
-
-	series := map[string]Series{}  // A's, and the stores'
-	seriesB := map[string]Series{} // B's, shown, not judged
-	var sampleErrs []string
-	start := time.Now()
-	sample := func() {
-		at := time.Since(start)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		store, err := liveData(zkConn, root, dataDir)
-		if err != nil {
-			sampleErrs = append(sampleErrs, err.Error())
-		}
-		for name, v := range store {
-			series[name] = append(series[name], Point{at, v})
-		}
-		for i, s := range sides {
-			pid := s.PID()
-			if pid == 0 {
-				continue // B between a stop and a start
-			}
-			vals, err := scrape(ctx, s.metricsPort)
-			if err != nil {
-				if i == 0 {
-					sampleErrs = append(sampleErrs, fmt.Sprintf("%s: %v", s.name, err))
-				}
-				continue
-			}
-			proc, err := procStats(pid)
-			if err != nil {
-				if i == 0 {
-					sampleErrs = append(sampleErrs, fmt.Sprintf("%s: %v", s.name, err))
-				}
-				continue
-			}
-			row := []string{strconv.FormatFloat(at.Seconds(), 'f', 1, 64), s.name, strconv.Itoa(pid)}
-			for _, c := range cols {
-				v, ok := vals[c]
-				if !ok {
-					v, ok = proc[c]
-				}
-				if !ok {
-					v, ok = store[c]
-				}
-				if !ok {
-					row = append(row, "")
-					continue
-				}
-				row = append(row, strconv.FormatFloat(v, 'f', -1, 64))
-				dst := series
-				if i != 0 {
-					dst = seriesB
-				}
-				if !slices.Contains(liveQuantities, c) {
-					dst[c] = append(dst[c], Point{at, v})
-				}
-			}
-			w.Write(row)
-		}
-		w.Flush()
-	}
+	t.Logf("samples: %s; sidecar logs: %s, %s", smp.path, a.log, b.log)
 
 	loadCtx, stopLoad := context.WithTimeout(context.Background(), p.duration)
 	defer stopLoad()
 	var wg sync.WaitGroup
 	wg.Go(func() { l.run(loadCtx) })
-	var restarts []string // one line per restart that was not clean
-	restarted := 0
-	var stops, starts []time.Duration // SIGTERM to exit; exec to /readyz 200
-	wg.Go(func() {
-		tick := time.NewTicker(p.restartEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-loadCtx.Done():
-				return
-			case <-tick.C:
-			}
-			t0 := time.Now()
-			code, err := b.Stop(2 * time.Minute)
-			stops = append(stops, time.Since(t0))
-			if err != nil || code != 0 {
-				restarts = append(restarts, fmt.Sprintf("stop %d: exit status %d, %v", restarted+1, code, err))
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			t0 = time.Now()
-			err = b.Start(ctx)
-			cancel()
-			starts = append(starts, time.Since(t0))
-			if err != nil {
-				restarts = append(restarts, fmt.Sprintf("start %d: %v", restarted+1, err))
-				continue
-			}
-			restarted++
-		}
-	})
-	sample()
+	var rs restarts
+	wg.Go(func() { rs = rollingRestart(loadCtx, b, p.restartEvery) })
+	smp.sample()
 	tick := time.NewTicker(p.sampleEvery)
 	for loadCtx.Err() == nil {
 		select {
 		case <-loadCtx.Done():
 		case <-tick.C:
-			sample()
+			smp.sample()
 		}
 	}
 	tick.Stop()
 	wg.Wait() // the samples end with the load: a sample of the idle end would tilt every line
-	w.Flush()
-	if err := w.Error(); err != nil {
-		t.Errorf("samples.csv: %v", err)
+	if err := smp.close(); err != nil {
+		t.Errorf("%s: %v", smp.path, err)
 	}
 	run := p.duration
+	series, seriesB := smp.series[0], smp.series[1]
 
 	// What the clients saw.
 	t.Logf("run %v; B restarted %d times (every %v); job cycles %d, checked reads %d, late snapshots of unanswered registers %d",
-		run.Round(time.Second), restarted, p.restartEvery, l.cycles.Load(), l.verified.Load(), l.late.Load())
-	t.Logf("B's restarts: SIGTERM to exit %s; start to /readyz 200 %s", spread(stops), spread(starts))
+		run.Round(time.Second), rs.done, p.restartEvery, l.cycles.Load(), l.verified.Load(), l.late.Load())
+	t.Logf("B's restarts: SIGTERM to exit %s; start to /readyz 200 %s", spread(rs.stops), spread(rs.starts))
 	for i, s := range sides {
 		t.Logf("sidecar %s: %s", s.name, l.tallies[i])
 	}
@@ -352,11 +248,11 @@ func runSoak(t *testing.T, p plan) {
 	if l.cycles.Load() == 0 || l.verified.Load() == 0 {
 		t.Errorf("no job cycle completed (%d) or checked (%d)", l.cycles.Load(), l.verified.Load())
 	}
-	if len(restarts) > 0 || restarted == 0 {
-		t.Errorf("B restarted %d times; unclean: %s\nits log ends:\n%s", restarted, strings.Join(restarts, "; "), b.LogTail(3000))
+	if len(rs.unclean) > 0 || rs.done == 0 {
+		t.Errorf("B restarted %d times; unclean: %s\nits log ends:\n%s", rs.done, strings.Join(rs.unclean, "; "), b.LogTail(3000))
 	}
-	if len(sampleErrs) > 0 {
-		t.Errorf("%d samples failed, the first: %s", len(sampleErrs), sampleErrs[0])
+	if len(smp.errs) > 0 {
+		t.Errorf("%d samples failed, the first: %s", len(smp.errs), smp.errs[0])
 	}
 	checkStored(t, zkConn, root, l)
 
@@ -371,7 +267,7 @@ func runSoak(t *testing.T, p plan) {
 	}
 	t.Logf("\n%s", Format(fmt.Sprintf("sidecar B, restarted every %v (not judged)", p.restartEvery), Judge(run, seriesB, shown), false))
 	if !p.judged {
-		for _, c := range cols {
+		for _, c := range smp.cols {
 			if len(series[c]) < 3 || (len(seriesB[c]) < 3 && !slices.Contains(liveQuantities, c)) {
 				t.Errorf("%s: %d samples of A (or the stores), %d of B", c, len(series[c]), len(seriesB[c]))
 			}
