@@ -26,7 +26,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
+.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
 
 all: build
 
@@ -87,6 +87,17 @@ lincheck: deps
 		echo "lincheck run $$i of 3"; \
 		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget' ./lincheck/ || exit 1; \
 	done
+
+# The long run (soak/): two sidecar processes on one ZooKeeper under a GET
+# storm, job cycles, connection churn and bad input, one restarted with
+# SIGTERM every SOAK_RESTART_EVERY; fails when the other's memory,
+# goroutines, descriptors or cache grow past what its live data explains
+# (docs/limits.md, "Long runs"). make soak SOAK_DURATION=5m for a shorter one.
+SOAK_DURATION ?= 30m
+SOAK_RESTART_EVERY ?= 1m
+SOAK_TIMEOUT ?= 3h
+soak: deps
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART_EVERY=$(SOAK_RESTART_EVERY) $(GO) test -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./soak/
 
 # Runs compat_test's Python and Java clients against a running sidecar (see
 # compat_test/README.md): make compat BOOTSTRAP=host:port
