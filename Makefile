@@ -1,6 +1,6 @@
 # fluss-sidecar: build, run, test.
-#   make run    start a local ZooKeeper (Debian package) and the sidecar on 127.0.0.1:9123,
-#               metrics and probes on 127.0.0.1:9249
+#   make run    start a local ZooKeeper (Debian package) and the sidecar on 127.0.0.1:9123
+#               (its tablet-server endpoint on 127.0.0.1:9124), metrics and probes on 127.0.0.1:9249
 #   make test   install what is missing, then run every test against real servers
 
 GO        ?= go
