@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,25 +33,10 @@ func reporterOn(kv map[string]string) map[string]string {
 	return kv
 }
 
-func httpGet(t *testing.T, url string) (int, string) {
-	t.Helper()
-	c := http.Client{Timeout: 20 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
-
 // scrape reads /metrics into families by name.
 func scrape(t *testing.T, a *app.App) map[string]*dto.MetricFamily {
 	t.Helper()
-	code, body := httpGet(t, "http://"+a.MetricsAddr()+"/metrics")
+	code, body := apptest.HTTPGet(t, "http://"+a.MetricsAddr()+"/metrics")
 	if code != 200 {
 		t.Fatalf("/metrics answered %d", code)
 	}
@@ -204,7 +187,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		t.Error("the Go runtime collector is missing")
 	}
 	// pprof is opt-in.
-	if code, _ := httpGet(t, "http://"+a.MetricsAddr()+"/debug/pprof/cmdline"); code != 404 {
+	if code, _ := apptest.HTTPGet(t, "http://"+a.MetricsAddr()+"/debug/pprof/cmdline"); code != 404 {
 		t.Errorf("pprof off, /debug/pprof/cmdline answered %d", code)
 	}
 }
@@ -213,7 +196,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 // metrics.reporters no endpoint is started.
 func TestMetricsPprofAndDefaults(t *testing.T) {
 	a := apptest.Start(t, sharedZK, reporterOn(map[string]string{"sidecar.debug.pprof": "true"}))
-	if code, body := httpGet(t, "http://"+a.MetricsAddr()+"/debug/pprof/cmdline"); code != 200 || body == "" {
+	if code, body := apptest.HTTPGet(t, "http://"+a.MetricsAddr()+"/debug/pprof/cmdline"); code != 200 || body == "" {
 		t.Errorf("pprof on: %d %q", code, body)
 	}
 	if b := apptest.Start(t, sharedZK, map[string]string{}); b.MetricsAddr() != "" {
@@ -243,7 +226,7 @@ func waitReady(t *testing.T, a *app.App, want int) readyBody {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		code, body := httpGet(t, "http://"+a.MetricsAddr()+"/readyz")
+		code, body := apptest.HTTPGet(t, "http://"+a.MetricsAddr()+"/readyz")
 		var r readyBody
 		if err := json.Unmarshal([]byte(body), &r); err != nil {
 			t.Fatalf("/readyz body %q: %v", body, err)
@@ -272,7 +255,7 @@ func TestReadyzFollowsZooKeeper(t *testing.T) {
 	if r.Ready || len(r.Missing) != 1 || !strings.HasPrefix(r.Missing[0], "zookeeper:") {
 		t.Fatalf("not-ready body %+v", r)
 	}
-	if code, _ := httpGet(t, "http://"+a.MetricsAddr()+"/healthz"); code != 200 {
+	if code, _ := apptest.HTTPGet(t, "http://"+a.MetricsAddr()+"/healthz"); code != 200 {
 		t.Fatalf("/healthz %d while ZooKeeper is down", code)
 	}
 	if got := value(scrape(t, a), "fluss_sidecar_zookeeper_sessionConnected"); got != 0 {

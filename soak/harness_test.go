@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // binEnv names a fluss-sidecar binary to run instead of this tree's: to
@@ -49,15 +50,14 @@ func buildSidecar(t *testing.T) string {
 	return bin
 }
 
-// freePort returns a loopback port nothing listens on now.
+// freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := zktest.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // sidecarProc is one `fluss-sidecar serve` process, restartable on the

@@ -175,8 +175,8 @@ func (p *promServer) query(t *testing.T, expr string) []string {
 
 func (p *promServer) get(t *testing.T, path string, v any) {
 	t.Helper()
-	body := httpBody(t, "http://"+p.addr+path)
-	if err := json.Unmarshal(body, v); err != nil {
+	_, body := apptest.HTTPGet(t, "http://"+p.addr+path)
+	if err := json.Unmarshal([]byte(body), v); err != nil {
 		t.Fatalf("%s: %v: %s", path, err, body)
 	}
 }

@@ -2,9 +2,7 @@ package prometheus
 
 import (
 	"context"
-	"io"
 	"net"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -98,30 +96,14 @@ func TestSeriesNames(t *testing.T) {
 	}
 }
 
-// httpBody GETs url (on loopback) and returns its body.
-func httpBody(t *testing.T, url string) []byte {
-	t.Helper()
-	c := http.Client{Timeout: 20 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return body
-}
-
 // metricNames scrapes a sidecar's /metrics and returns the series names it
 // exports: each family's name, and for histograms and summaries the
 // _bucket, _sum and _count series Prometheus stores.
 func metricNames(t *testing.T, addr string) map[string]bool {
 	t.Helper()
-	body := httpBody(t, "http://"+addr+"/metrics")
+	_, body := apptest.HTTPGet(t, "http://"+addr+"/metrics")
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("parse /metrics: %v", err)
 	}
