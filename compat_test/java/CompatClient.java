@@ -408,12 +408,7 @@ public final class CompatClient {
         });
 
         step("tablet server: server_type 2, same metadata, REGISTER -> error 2", () -> {
-            String where = tablet;
-            if (where == null) {
-                check(!metadata.isEmpty(), "no GET_METADATA answer names the tablet server");
-                PbServerNode ts = MetadataResponse.parseFrom(metadata.get(0).body).getTabletServers(0);
-                where = ts.getHost() + ":" + ts.getPort();
-            }
+            String where = tabletAddress(tablet, metadata);
             try (Conn c = new Conn(where)) {
                 call(c, 1000, "api_versions_request", ApiVersionsRequest.newBuilder()
                         .setClientSoftwareName("fluss").setClientSoftwareVersion("0.1.0").build(), "tablet_api_versions_response");
@@ -430,6 +425,16 @@ public final class CompatClient {
                 check(c.closedByServer(), "the connection stayed open after SERVER_FAILURE");
             }
         });
+    }
+
+    /** The tablet server to reach: the one given, else the first one GET_METADATA named. */
+    String tabletAddress(String tablet, List<Reply> metadata) throws Exception {
+        if (tablet != null) {
+            return tablet;
+        }
+        check(!metadata.isEmpty(), "no GET_METADATA answer names the tablet server");
+        PbServerNode ts = MetadataResponse.parseFrom(metadata.get(0).body).getTabletServers(0);
+        return ts.getHost() + ":" + ts.getPort();
     }
 
     void login(Conn c, String versionsVector) throws Exception {
@@ -449,12 +454,7 @@ public final class CompatClient {
             }
         });
         step("SASL tablet server: server_type 2, PLAIN login, GET_METADATA", () -> {
-            String where = tablet;
-            if (where == null) {
-                check(!metadata.isEmpty(), "no GET_METADATA answer names the tablet server");
-                PbServerNode ts = MetadataResponse.parseFrom(metadata.get(0).body).getTabletServers(0);
-                where = ts.getHost() + ":" + ts.getPort();
-            }
+            String where = tabletAddress(tablet, metadata);
             try (Conn c = new Conn(where)) {
                 login(c, "tablet_api_versions_response");
                 call(c, 1012, "metadata_request_after_login", MetadataRequest.getDefaultInstance(), "metadata_response_after_login");

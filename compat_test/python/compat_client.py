@@ -317,12 +317,7 @@ class Suite:
         self.step("AUTHENTICATE on PLAINTEXT: PLAIN -> 46, PLAINTEXT -> empty", auth)
 
         def tablet_server():
-            where = tablet
-            if where is None:
-                if not metadata:
-                    raise AssertionError("no GET_METADATA answer names the tablet server")
-                ts = self.parse_strict(pb.MetadataResponse, metadata[0][9:], "metadata_response").tablet_servers[0]
-                where = "%s:%d" % (ts.host, ts.port)
+            where = self.tablet_address(tablet, metadata, "metadata_response")
             s = Conn(where)
             try:
                 self.call(s, 1000, "api_versions_request",
@@ -348,6 +343,16 @@ class Suite:
         self.step("negative frame length -> SERVER_FAILURE(-1), then close", failure)
 
 
+    def tablet_address(self, tablet, metadata, vector):
+        """The tablet server to reach: the one given, else the first one the
+        GET_METADATA answer in metadata named (decoded strictly as vector)."""
+        if tablet is not None:
+            return tablet
+        if not metadata:
+            raise AssertionError("no GET_METADATA answer names the tablet server")
+        ts = self.parse_strict(self.pb.MetadataResponse, metadata[0][9:], vector).tablet_servers[0]
+        return "%s:%d" % (ts.host, ts.port)
+
     def run_sasl(self, addr, tablet=None):
         """The "sasl" scenario: both endpoints take a PLAIN login, then serve."""
         pb = self.pb
@@ -370,12 +375,7 @@ class Suite:
         self.step("SASL coordinator: server_type 1, PLAIN login, GET_METADATA", coordinator)
 
         def tablet_server():
-            where = tablet
-            if where is None:
-                if not metadata:
-                    raise AssertionError("no GET_METADATA answer names the tablet server")
-                ts = self.parse_strict(pb.MetadataResponse, metadata[0][9:], "metadata_response_after_login").tablet_servers[0]
-                where = "%s:%d" % (ts.host, ts.port)
+            where = self.tablet_address(tablet, metadata, "metadata_response_after_login")
             s = Conn(where)
             try:
                 login(s, "tablet_api_versions_response")
