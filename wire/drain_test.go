@@ -178,15 +178,7 @@ func TestDrainTimeoutCountsCut(t *testing.T) {
 		t.Fatalf("Close: %v, want ErrDrainTimeout", err)
 	}
 	rc.expectClosed()
-	waitUntil(t, "the cut request to be reported", func() bool {
-		rec.mu.Lock()
-		defer rec.mu.Unlock()
-		_, ok := rec.done[7]
-		return ok
-	})
-	rec.mu.Lock()
-	d := rec.done[7]
-	rec.mu.Unlock()
+	d := rec.waitDone(t, 7)
 	if d.Outcome != OutcomeCut {
 		t.Fatalf("outcome %v, want cut", d.Outcome)
 	}
@@ -224,15 +216,7 @@ func TestClientGoneCounted(t *testing.T) {
 			if err := <-ctl.ctxDone; !errors.Is(err, context.Canceled) {
 				t.Fatalf("handler ctx: %v", err)
 			}
-			waitUntil(t, "the request to be reported", func() bool {
-				rec.mu.Lock()
-				defer rec.mu.Unlock()
-				_, ok := rec.done[9]
-				return ok
-			})
-			rec.mu.Lock()
-			d := rec.done[9]
-			rec.mu.Unlock()
+			d := rec.waitDone(t, 9)
 			if d.Outcome != OutcomeClientGone {
 				t.Fatalf("outcome %v (code %v), want client_gone", d.Outcome, d.Code)
 			}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -55,6 +56,21 @@ func (r *recorder) RequestDone(_ string, d RequestDone) {
 	r.done[d.Header.RequestID] = d
 	r.doneRequests++
 	r.mu.Unlock()
+}
+
+// waitDone waits until request id has been reported done and returns what
+// was reported.
+func (r *recorder) waitDone(t *testing.T, id int32) RequestDone {
+	t.Helper()
+	var d RequestDone
+	waitUntil(t, fmt.Sprintf("request %d to be reported", id), func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var ok bool
+		d, ok = r.done[id]
+		return ok
+	})
+	return d
 }
 
 // TestObserver: every request is started and done once, with its size,
