@@ -281,17 +281,23 @@ func readK8s(t *testing.T) map[string][]k8sObject {
 	return out
 }
 
-func TestKubernetesManifests(t *testing.T) {
-	bin := buildSidecar(t)
-	manifests := readK8s(t)
-	configMaps := map[string]k8sObject{}
+// configMapsOf indexes the ConfigMaps of manifests by name.
+func configMapsOf(manifests map[string][]k8sObject) map[string]k8sObject {
+	out := map[string]k8sObject{}
 	for _, objs := range manifests {
 		for _, o := range objs {
 			if o.Kind == "ConfigMap" {
-				configMaps[o.Metadata.Name] = o
+				out[o.Metadata.Name] = o
 			}
 		}
 	}
+	return out
+}
+
+func TestKubernetesManifests(t *testing.T) {
+	bin := buildSidecar(t)
+	manifests := readK8s(t)
+	configMaps := configMapsOf(manifests)
 	sidecars := 0
 	var podPortNames []string
 	var podLabels []map[string]string

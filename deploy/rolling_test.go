@@ -32,14 +32,7 @@ type sidecarPod struct {
 func sidecarPods(t *testing.T) ([]sidecarPod, map[string][]k8sObject) {
 	t.Helper()
 	manifests := readK8s(t)
-	configMaps := map[string]k8sObject{}
-	for _, objs := range manifests {
-		for _, o := range objs {
-			if o.Kind == "ConfigMap" {
-				configMaps[o.Metadata.Name] = o
-			}
-		}
-	}
+	configMaps := configMapsOf(manifests)
 	var out []sidecarPod
 	for f, objs := range manifests {
 		for _, o := range objs {
