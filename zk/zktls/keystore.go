@@ -46,7 +46,19 @@ func one(c tls.Certificate, err error) ([]tls.Certificate, error) {
 
 // pkcs12KeyStore reads a PKCS12 key store holding one key.
 func pkcs12KeyStore(st Store, data []byte, pass string) (tls.Certificate, error) {
-	key, leaf, chain, err := pkcs12.DecodeChain(data, pass)
+	if err := checkPKCS12Rounds(data); err != nil {
+		return tls.Certificate{}, storeError(propKeyStore, st, "not a readable PKCS12 key store: %v", err)
+	}
+	type decoded struct {
+		key   any
+		leaf  *x509.Certificate
+		chain []*x509.Certificate
+	}
+	d, err := decodeGuarded(func() (decoded, error) {
+		key, leaf, chain, err := pkcs12.DecodeChain(data, pass)
+		return decoded{key, leaf, chain}, err
+	})
+	key, leaf, chain := d.key, d.leaf, d.chain
 	switch {
 	case errors.Is(err, pkcs12.ErrIncorrectPassword):
 		return tls.Certificate{}, storeError(propKeyStore, st, "wrong password (%s.password or %s.passwordPath)", propKeyStore, propKeyStore)
@@ -122,7 +134,10 @@ func loadJKS(prop string, st Store, data []byte, pass string) (keystore.KeyStore
 	if err != nil {
 		return ks, err
 	}
-	err = ks.Load(bytes.NewReader(data), pw)
+	if err := checkJKSShape(data); err != nil {
+		return ks, storeError(prop, st, "not a readable JKS store: %v", err)
+	}
+	_, err = decodeGuarded(func() (struct{}, error) { return struct{}{}, ks.Load(bytes.NewReader(data), pw) })
 	switch {
 	case err == nil:
 		return ks, nil

@@ -63,7 +63,10 @@ func pemKeyStore(st Store, data []byte, pass string) (tls.Certificate, error) {
 	case pass == "":
 		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
 	default:
-		key, err = pkcs8.ParsePKCS8PrivateKey(block.Bytes, []byte(pass))
+		if err := checkPKCS8Rounds(block.Bytes); err != nil {
+			return tls.Certificate{}, storeError(propKeyStore, st, "cannot read the private key: %v", err)
+		}
+		key, err = decodeGuarded(func() (any, error) { return pkcs8.ParsePKCS8PrivateKey(block.Bytes, []byte(pass)) })
 		if err != nil && strings.Contains(err.Error(), "only PBES2") {
 			return tls.Certificate{}, storeError(propKeyStore, st, "the private key is encrypted with PBES1 (such as "+
 				"PBE-SHA1-3DES), which is not read here; use a PKCS12 or JKS key store")

@@ -65,7 +65,10 @@ func jksTrustStore(st Store, data []byte, pass string) ([]*x509.Certificate, err
 // pkcs12TrustStore reads a PKCS12 trust store as Java writes one: every
 // certificate carries Java's trusted-certificate attribute.
 func pkcs12TrustStore(st Store, data []byte, pass string) ([]*x509.Certificate, error) {
-	certs, err := pkcs12.DecodeTrustStore(data, pass)
+	if err := checkPKCS12Rounds(data); err != nil {
+		return nil, storeError(propTrustStore, st, "not a readable PKCS12 trust store: %v", err)
+	}
+	certs, err := decodeGuarded(func() ([]*x509.Certificate, error) { return pkcs12.DecodeTrustStore(data, pass) })
 	switch {
 	case err == nil:
 		return certs, nil
