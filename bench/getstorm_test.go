@@ -13,6 +13,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,10 @@ import (
 
 // randomTargets are the targets of the storm over random ids.
 var randomTargets = []string{"zk", "sidecar", "sequential", "nocache"}
+
+// pacedNothing names the do-nothing server held to the linearizable
+// sidecar's rate in the same slice.
+const pacedNothing = "nothing@sc"
 
 // stormConns are the connection counts of the single-id storm.
 var stormConns = []int{16, 64, 256}
@@ -117,6 +122,14 @@ type caller func(ctx context.Context, rnd *rand.Rand) error
 
 // runStorm loads conns callers for warm+d and measures the last d.
 func runStorm(ctx context.Context, callers []caller, warm, d time.Duration) (stormResult, error) {
+	return runStormPaced(ctx, callers, warm, d, 0)
+}
+
+// runStormPaced is runStorm with each caller sending at most one request
+// every pace (none when pace is 0): the do-nothing server's load at the
+// sidecar's own rate, for the CPU a server spends per request when it
+// serves that few (a server between requests sleeps, and waking costs).
+func runStormPaced(ctx context.Context, callers []caller, warm, d, pace time.Duration) (stormResult, error) {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -131,7 +144,14 @@ func runStorm(ctx context.Context, callers []caller, warm, d time.Duration) (sto
 			defer wg.Done()
 			rnd := rand.New(rand.NewPCG(uint64(i), 42))
 			lat := make([]time.Duration, 0, 4096)
+			next := start.Add(time.Duration(i) * pace / time.Duration(len(callers)))
 			for {
+				if pace > 0 {
+					if wait := time.Until(next); wait > 0 {
+						time.Sleep(wait)
+					}
+					next = next.Add(pace)
+				}
 				t0 := time.Now()
 				if !t0.Before(until) {
 					break
@@ -165,6 +185,10 @@ type stormEnv struct {
 	// addresses of the sidecar (cache on), the sidecar with its cache off
 	// and the do-nothing server, each in its own process (child_test.go)
 	sidecar, sequential, nocache, nothing string
+	// allProcs, only when FLUSS_BENCH_STORM_TARGETS names "allprocs": the
+	// linearizable sidecar with sidecar.runtime.adaptive-procs off, on
+	// every processor all the time.
+	allProcs string
 	// pids of the targets' server processes, by target name (none for
 	// raw ZooKeeper, whose server is ZooKeeper itself, nor in process)
 	pids    map[string]int
@@ -196,6 +220,9 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 		e.sidecar, e.pids["sidecar"] = startChildPID(tb, "sidecar", env...)
 		e.nocache, e.pids["nocache"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...)
 		e.sequential, e.pids["sequential"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyReadConsistency+"="+app.ReadSequential)...)
+		if slices.Contains(strings.Fields(os.Getenv("FLUSS_BENCH_STORM_TARGETS")), "allprocs") {
+			e.allProcs, e.pids["allprocs"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyAdaptiveProcs+"=false")...)
+		}
 	}
 
 	ctx := context.Background()
@@ -299,7 +326,7 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 				return err
 			}
 		default:
-			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "sequential": e.sequential, "nocache": e.nocache}[target]
+			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "sequential": e.sequential, "nocache": e.nocache, "allprocs": e.allProcs}[target]
 			c, err := wire.Dial(context.Background(), addr, wire.ClientOptions{})
 			if err != nil {
 				tb.Fatal(err)
@@ -347,6 +374,27 @@ func BenchmarkGetStorm(b *testing.B) {
 		return r, err
 	}
 	targets := strings.Fields(stormTargets)
+	if v := os.Getenv("FLUSS_BENCH_STORM_TARGETS"); v != "" {
+		targets = strings.Fields(v)
+	}
+	if v := os.Getenv("FLUSS_BENCH_STORM_CONNS"); v != "" {
+		stormConns = nil
+		for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n <= 0 {
+				b.Fatalf("FLUSS_BENCH_STORM_CONNS: %q is not a connection count", f)
+			}
+			stormConns = append(stormConns, n)
+		}
+	}
+	// A chosen subset of targets leaves the ratios out unless every
+	// target they compare ran; the storm over random ids runs only with
+	// every target.
+	full := len(targets) == len(strings.Fields(stormTargets))
+	rts := randomTargets
+	if !full {
+		rts = nil
+	}
 	all := make([]int, 0, randomIDs)
 	for i := 1; i <= randomIDs; i++ {
 		all = append(all, i)
@@ -360,7 +408,7 @@ func BenchmarkGetStorm(b *testing.B) {
 		}
 	}
 	random := map[string][]caller{}
-	for _, t := range randomTargets {
+	for _, t := range rts {
 		random[t] = e.callers(b, t, randomConns, all)
 	}
 	// Warm every target up once, uncounted.
@@ -384,6 +432,7 @@ func BenchmarkGetStorm(b *testing.B) {
 	for round := range b.N {
 		for _, n := range stormConns {
 			for sl := range stormSlices {
+				sidecarRate := 0.0
 				for k := range targets {
 					t := targets[(k+sl+round)%len(targets)]
 					r, err := measure(t, single[t][n], slice)
@@ -391,10 +440,25 @@ func BenchmarkGetStorm(b *testing.B) {
 						b.Fatalf("%s at %d connections: %v", t, n, err)
 					}
 					merge(t, n, r)
+					if t == "sidecar" {
+						sidecarRate = r.rate()
+					}
+				}
+				// The do-nothing server again, held to the rate the
+				// linearizable sidecar reached in this slice.
+				if sidecarRate > 0 && single["nothing"] != nil {
+					pace := time.Duration(float64(n) / sidecarRate * float64(time.Second))
+					w := startCPUWindow(e.pids["nothing"], zkServer.CPUTime)
+					r, err := runStormPaced(ctx, single["nothing"][n], 0, slice, pace)
+					w.end(&r.cpu, zkServer.CPUTime)
+					if err != nil {
+						b.Fatalf("paced do-nothing at %d connections: %v", n, err)
+					}
+					merge(pacedNothing, n, r)
 				}
 			}
 		}
-		rt := randomTargets
+		rt := rts
 		for sl := range stormSlices {
 			for k := range rt {
 				t := rt[(k+sl+round)%len(rt)]
@@ -417,12 +481,23 @@ func BenchmarkGetStorm(b *testing.B) {
 	fmt.Fprintf(&tbl, "CPU per request, in microseconds, of the target's own server process and of ZooKeeper (for zk and zksync the server is ZooKeeper)\n")
 	fmt.Fprintf(&tbl, "%-6s %-10s %10s %9s %9s %11s %8s\n", "conns", "target", "req/s", "p50", "p99", "server-cpu", "zk-cpu")
 	for _, n := range stormConns {
-		for _, t := range targets {
+		for _, t := range append(slices.Clone(targets), pacedNothing) {
 			r := results[t][n]
+			if r == nil {
+				continue
+			}
 			fmt.Fprintf(&tbl, "%-6d %-10s %10.0f %9v %9v %11s %8s\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
 				fmtCPU(r.serverCPU()), fmtCPU(r.zkCPU()))
 		}
+		if results["sidecar"] != nil && results[pacedNothing] != nil {
+			if ratio := cpuRatio(results["sidecar"][n].serverCPU(), results[pacedNothing][n].serverCPU()); ratio > 0 {
+				b.ReportMetric(ratio, fmt.Sprintf("c%d-cpu-sidecar/nothing-at-its-rate", n))
+			}
+		}
 		for _, t := range []string{"sidecar", "sequential", "nocache"} {
+			if results[t] == nil || results["nothing"] == nil {
+				continue
+			}
 			if ratio := cpuRatio(results[t][n].serverCPU(), results["nothing"][n].serverCPU()); ratio > 0 {
 				b.ReportMetric(ratio, fmt.Sprintf("c%d-cpu-%s/nothing", n, t))
 			}
@@ -434,6 +509,9 @@ func BenchmarkGetStorm(b *testing.B) {
 			if v := results[t][n].zkCPU(); v >= 0 {
 				b.ReportMetric(v, fmt.Sprintf("c%d-%s-zk-cpu-us/req", n, t))
 			}
+		}
+		if !full {
+			continue
 		}
 		z, nothing, s, nc := results["zk"][n], results["nothing"][n], results["sidecar"][n], results["nocache"][n]
 		sq, zs := results["sequential"][n], results["zksync"][n]
@@ -449,10 +527,16 @@ func BenchmarkGetStorm(b *testing.B) {
 		b.ReportMetric(nc.rate()/z.rate(), fmt.Sprintf("c%d-nocache/zk", n))
 		b.ReportMetric(nothing.rate()/z.rate(), fmt.Sprintf("c%d-nothing/zk", n))
 	}
-	for _, t := range randomTargets {
+	for _, t := range rts {
 		r := results[t+"-random"][randomConns]
 		fmt.Fprintf(&tbl, "%-6d %-10s %10.0f %9v %9v %11s %8s  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
 			fmtCPU(r.serverCPU()), fmtCPU(r.zkCPU()), randomIDs)
+	}
+	if !full {
+		for _, line := range strings.Split(tbl.String(), "\n") {
+			fmt.Println("storm|", line)
+		}
+		return
 	}
 	zr, sr, nr := results["zk-random"][randomConns], results["sidecar-random"][randomConns], results["nocache-random"][randomConns]
 	b.ReportMetric(results["sequential-random"][randomConns].rate()/zr.rate(), "random-sequential/zk")

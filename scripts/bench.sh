@@ -42,8 +42,9 @@ for c in 16 64 256; do
 done
 echo "  CPU per GET in microseconds, the target's server process + ZooKeeper (for raw ZooKeeper the server is ZooKeeper), and the server's against the do-nothing server's:"
 for c in 16 64 256; do
-	printf '  %3d connections: sidecar %s + %s (%sx the do-nothing server, target <= 1.5), sequential %s + %s (%sx), do-nothing %s, getData %s, sync+getData %s\n' \
+	printf '  %3d connections: sidecar %s + %s (%sx the do-nothing server, target <= 1.5; %sx the do-nothing server held to its rate), sequential %s + %s (%sx), do-nothing %s, getData %s, sync+getData %s\n' \
 		"$c" "$(metric c$c-sidecar-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-sidecar-zk-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-cpu-sidecar/nothing BenchmarkGetStorm)" \
+		"$(metric c$c-cpu-sidecar/nothing-at-its-rate BenchmarkGetStorm)" \
 		"$(metric c$c-sequential-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-sequential-zk-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-cpu-sequential/nothing BenchmarkGetStorm)" \
 		"$(metric c$c-nothing-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-zk-zk-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-zksync-zk-cpu-us/req BenchmarkGetStorm)"
 done
