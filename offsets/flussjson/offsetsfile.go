@@ -41,7 +41,14 @@ var ErrMalformedOffsetsFile = errors.New("malformed offsets file")
 // mixed, a negative bucket id or one above MaxBucketID, the same bucket twice,
 // and an offset below 0 (the file uses -1 for "no offset", so such an offset
 // would be lost or changed on reading).
+//
+// A table given ByBucket is encoded straight from that array, with no
+// copy: entries must be -1 or above, the array at most MaxBucketID+1 long,
+// and trailing -1 entries are left out as Fluss leaves them out.
 func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
+	if t.ByBucket != nil {
+		return encodeByBucket(t)
+	}
 	var plain []offsets.BucketOffset
 	parts := map[int64][]offsets.BucketOffset{}
 	allPlain := true
@@ -104,6 +111,54 @@ func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// encodeByBucket is EncodeTableOffsets for a table given ByBucket.
+func encodeByBucket(t offsets.TableOffsets) ([]byte, error) {
+	if len(t.Buckets) > 0 {
+		return nil, fmt.Errorf("%w: table %d has both Buckets and ByBucket", ErrInvalidOffsets, t.TableID)
+	}
+	arr := t.ByBucket
+	for id, v := range arr {
+		if v < -1 {
+			return nil, fmt.Errorf("%w: table %d bucket %d: offset %d is negative; the offsets file stores -1 for a missing bucket, so it would be read back as missing or wrong",
+				ErrInvalidOffsets, t.TableID, id, v)
+		}
+	}
+	for len(arr) > 0 && arr[len(arr)-1] < 0 {
+		arr = arr[:len(arr)-1]
+	}
+	if len(arr) > MaxBucketID+1 {
+		return nil, fmt.Errorf("%w: table %d: bucket id %d is above the limit %d", ErrInvalidOffsets, t.TableID, len(arr)-1, MaxBucketID)
+	}
+	head := `{"version":1,"table_id":`
+	// Sized once, exactly: eight of these are encoded at once for a
+	// million-bucket register.
+	n := len(head) + len(strconv.AppendInt(nil, t.TableID, 10)) + 1
+	if len(arr) > 0 {
+		n += len(`,"bucket_offsets":`) + 1 + len(arr) // brackets and commas
+		for _, v := range arr {
+			if v < 0 {
+				n += 2 // -1
+				continue
+			}
+			n += decimalLen(v)
+		}
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, head...)
+	buf = strconv.AppendInt(buf, t.TableID, 10)
+	if len(arr) > 0 {
+		buf = append(buf, `,"bucket_offsets":[`...)
+		for i, v := range arr {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendInt(buf, v, 10)
+		}
+		buf = append(buf, ']')
+	}
+	return append(buf, '}'), nil
 }
 
 func bucketName(b offsets.BucketOffset) string {
