@@ -283,6 +283,7 @@ func TestEncodeByBucket(t *testing.T) {
 			if cap(got) != len(got) {
 				t.Errorf("buffer of %d bytes for %d: not sized once", cap(got), len(got))
 			}
+			checkWriteTo(t, tt.t, got)
 		})
 	}
 	for _, tt := range []struct {
@@ -300,6 +301,25 @@ func TestEncodeByBucket(t *testing.T) {
 				t.Errorf("%q, %v; want no bytes and ErrInvalidOffsets containing %q", b, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// checkWriteTo: the prepared file writes want, of the length it says,
+// twice alike, in either form.
+func checkWriteTo(t *testing.T, tb offsets.TableOffsets, want []byte) {
+	t.Helper()
+	for _, form := range []offsets.TableOffsets{tb, tb.InFileOrder()} {
+		f, err := PrepareTableOffsets(form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			var buf bytes.Buffer
+			n, err := f.WriteTo(&buf)
+			if err != nil || n != int64(len(want)) || f.Len() != len(want) || !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("WriteTo: %d bytes (Len %d), %v: %.200s; want %d: %.200s", n, f.Len(), err, buf.Bytes(), len(want), want)
+			}
+		}
 	}
 }
 
@@ -327,6 +347,7 @@ func FuzzEncodeByBucket(f *testing.F) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("array %v: %s; list %+v: %s, %v", arr, got, list, want, err)
 		}
+		checkWriteTo(t, tb, got)
 		back, err := DecodeTableOffsets(got)
 		if err != nil || len(back.Buckets) != len(list.Buckets) || (len(list.Buckets) > 0 && !reflect.DeepEqual(back, list)) {
 			t.Fatalf("%s read back as %+v, %v; want %+v", got, back, err, list)
