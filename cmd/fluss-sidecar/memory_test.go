@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +16,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -77,13 +82,55 @@ func TestLargeRegisterMemory(t *testing.T) {
 	}
 }
 
+// profileDirEnv names a directory for heap profiles of the measured
+// process: with it set, TestLargeRegisterMemory serves /debug/pprof/ and
+// saves the heap profile before and after the registers (<case>-before
+// and -after.pb.gz) for
+//
+//	go tool pprof -sample_index=alloc_space -diff_base=<before> <after>
+//
+// The metrics endpoint it needs adds a little to the figures.
+const profileDirEnv = "FLUSS_MEMTEST_PROFILE_DIR"
+
+// heapProfile saves the process's heap profile at url to dir/name.
+func heapProfile(t *testing.T, url, dir, name string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("heap profile: %d %v", resp.StatusCode, err)
+	}
+	path := filepath.Join(dir, strings.NewReplacer("/", "-").Replace(name)+".pb.gz")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("heap profile: %s", path)
+}
+
 // measureLargeRegister sends concurrent large registers, each on its own
 // connection, and holds peak RSS less its file-backed part to bound times
 // the request bytes sent (0: reported only).
 func measureLargeRegister(t *testing.T, base int64, concurrent int, bound float64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd, addr, _ := serveProcess(t, ctx)
+	var extra []string
+	profileDir, heapURL := os.Getenv(profileDirEnv), ""
+	if profileDir != "" {
+		port, err := zktest.FreePort("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// gc=1: the profile covers every allocation until now, not only
+		// those until the last collection.
+		heapURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", port)
+		extra = []string{"-D" + app.KeyMetricsReporters + "=prometheus", "-D" + app.KeyPrometheusPort + "=" + strconv.Itoa(port),
+			"-D" + app.KeyMetricsHost + "=127.0.0.1", "-D" + app.KeyPprof + "=true"}
+	}
+	cmd, addr, _ := serveProcess(t, ctx, extra...)
 	pid := cmd.Process.Pid
 
 	var bodies [][]byte
@@ -122,6 +169,9 @@ func measureLargeRegister(t *testing.T, base int64, concurrent int, bound float6
 	// since the cloud storage SDKs were linked in; it does not grow with
 	// requests. The bound is on the rest: peak RSS less that part.
 	fileBacked := procStatusKB(t, pid, "RssFile")
+	if profileDir != "" {
+		heapProfile(t, heapURL, profileDir, t.Name()+"-before")
+	}
 	errs := make(chan error, concurrent)
 	for i, c := range clients {
 		go func() {
@@ -138,6 +188,9 @@ func measureLargeRegister(t *testing.T, base int64, concurrent int, bound float6
 		}
 	}
 	peak := procStatusKB(t, pid, "VmHWM")
+	if profileDir != "" {
+		heapProfile(t, heapURL, profileDir, t.Name()+"-after")
+	}
 	r, err := clients[0].CallRaw(ctx, messages.KeyGetProducerOffsets, 0, mustMarshalT(t, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("big-0")}))
 	if err != nil || r.Type != wire.ResponseSuccess || len(r.Body) < len(bodies[0])/2 {
 		t.Fatalf("get: %v %v %d bytes", r.Type, err, len(r.Body))
