@@ -30,6 +30,51 @@ type RegisterInput struct {
 type TableInput struct {
 	TableID int64
 	Buckets []BucketInput
+	// ByBucket, when not nil, holds the entry's buckets instead of Buckets,
+	// in the offsets file's layout: the log_end_offset of each bucket id, -1
+	// for an id the entry does not name. It stands for buckets that were
+	// sent in ascending bucket id order, none partitioned and each with a
+	// log_end_offset, which is how Fluss clients send a table; a decoder
+	// uses it for those, at 8 bytes a bucket id instead of 32 a bucket, and
+	// normalize keeps the array instead of copying it. Its buckets are
+	// checked as Buckets' are.
+	ByBucket []int64
+}
+
+// each calls f for every bucket of the entry in the order they were sent.
+func (t TableInput) each(f func(BucketInput) *flusserr.Error) *flusserr.Error {
+	if t.ByBucket == nil {
+		for _, b := range t.Buckets {
+			if err := f(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for id, v := range t.ByBucket {
+		if v == -1 {
+			continue
+		}
+		off := v
+		if err := f(BucketInput{BucketID: int32(min(id, math.MaxInt32)), LogEndOffset: &off}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// count is the number of buckets of the entry.
+func (t TableInput) count() int {
+	if t.ByBucket == nil {
+		return len(t.Buckets)
+	}
+	n := 0
+	for _, v := range t.ByBucket {
+		if v != -1 {
+			n++
+		}
+	}
+	return n
 }
 
 // BucketInput is one PbBucketOffset entry; nil pointers are absent fields.
@@ -95,74 +140,153 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 	}
 	seen := map[int64]*seenSet{}
 	var out []offsets.TableOffsets
-	for _, t := range tables {
-		for _, b := range t.Buckets {
-			if b.LogEndOffset == nil {
-				return nil, bad("table %d bucket %d has no log_end_offset", t.TableID, b.BucketID)
-			}
-			if *b.LogEndOffset < 0 {
-				return nil, bad("table %d bucket %d has negative log_end_offset %d", t.TableID, b.BucketID, *b.LogEndOffset)
-			}
-			if b.BucketID < 0 {
-				return nil, bad("table %d has negative bucket id %d", t.TableID, b.BucketID)
-			}
-			if b.BucketID > MaxBucketID {
-				return nil, flusserr.Newf(flusserr.Code(49),
-					"Invalid producer offsets for producer %s: table %d bucket id %d exceeds the maximum %d", producerID, t.TableID, b.BucketID, MaxBucketID)
-			}
-			k := bucketKey{bucket: b.BucketID}
-			if b.PartitionID != nil {
-				k.partitioned, k.partition = true, *b.PartitionID
-			}
-			i, ok := index[t.TableID]
-			if !ok {
-				i = len(out)
-				index[t.TableID] = i
-				out = append(out, offsets.TableOffsets{TableID: t.TableID, Buckets: make([]offsets.BucketOffset, 0, len(t.Buckets))})
-			}
-			prev := out[i].Buckets
-			// A table's buckets are all of one kind, so a duplicate is only
-			// looked for among buckets of the kind k is.
-			if len(prev) > 0 && prev[0].Partitioned != k.partitioned {
-				return nil, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
-			}
-			ss := seen[t.TableID]
-			if ss == nil && len(prev) >= linearDupCheck {
-				// The table has grown: index what it holds so far.
-				ss = &seenSet{}
-				if k.partitioned {
-					ss.parts = make(map[bucketKey]bool, 2*len(prev))
-				} else {
-					ss.plain = make([]uint64, (MaxBucketID+64)/64)
-				}
-				for _, p := range prev {
-					add(ss, bucketKey{partitioned: p.Partitioned, partition: p.PartitionID, bucket: p.BucketID})
-				}
-				seen[t.TableID] = ss
-			}
-			var dup bool
-			if ss != nil {
-				dup = has(ss, k)
+	// adopted: tables whose ByBucket is still an input entry's own array,
+	// to be copied before another entry's buckets are merged into it.
+	adopted := map[int64]bool{}
+	// check applies the per-bucket rules that need nothing but the bucket.
+	check := func(tableID int64, b BucketInput) *flusserr.Error {
+		if b.LogEndOffset == nil {
+			return bad("table %d bucket %d has no log_end_offset", tableID, b.BucketID)
+		}
+		if *b.LogEndOffset < 0 {
+			return bad("table %d bucket %d has negative log_end_offset %d", tableID, b.BucketID, *b.LogEndOffset)
+		}
+		if b.BucketID < 0 {
+			return bad("table %d has negative bucket id %d", tableID, b.BucketID)
+		}
+		if b.BucketID > MaxBucketID {
+			return flusserr.Newf(flusserr.Code(49),
+				"Invalid producer offsets for producer %s: table %d bucket id %d exceeds the maximum %d", producerID, tableID, b.BucketID, MaxBucketID)
+		}
+		return nil
+	}
+	// addBucket checks one bucket of a table held as a list, and appends it.
+	addBucket := func(tableID int64, b BucketInput, sizeHint int) *flusserr.Error {
+		if err := check(tableID, b); err != nil {
+			return err
+		}
+		k := bucketKey{bucket: b.BucketID}
+		if b.PartitionID != nil {
+			k.partitioned, k.partition = true, *b.PartitionID
+		}
+		i, ok := index[tableID]
+		if !ok {
+			i = len(out)
+			index[tableID] = i
+			out = append(out, offsets.TableOffsets{TableID: tableID, Buckets: make([]offsets.BucketOffset, 0, sizeHint)})
+		}
+		if out[i].ByBucket != nil {
+			// Held as an array by an earlier entry: now a list, since this
+			// entry is not of that form.
+			out[i] = out[i].InFileOrder()
+			delete(adopted, tableID)
+		}
+		prev := out[i].Buckets
+		// A table's buckets are all of one kind, so a duplicate is only
+		// looked for among buckets of the kind k is.
+		if len(prev) > 0 && prev[0].Partitioned != k.partitioned {
+			return bad("table %d mixes partitioned and non-partitioned buckets", tableID)
+		}
+		ss := seen[tableID]
+		if ss == nil && len(prev) >= linearDupCheck {
+			// The table has grown: index what it holds so far.
+			ss = &seenSet{}
+			if k.partitioned {
+				ss.parts = make(map[bucketKey]bool, 2*len(prev))
 			} else {
-				for _, p := range prev {
-					if p.BucketID == k.bucket && p.Partitioned == k.partitioned && p.PartitionID == k.partition {
-						dup = true
-						break
-					}
+				ss.plain = make([]uint64, (MaxBucketID+64)/64)
+			}
+			for _, p := range prev {
+				add(ss, bucketKey{partitioned: p.Partitioned, partition: p.PartitionID, bucket: p.BucketID})
+			}
+			seen[tableID] = ss
+		}
+		var dup bool
+		if ss != nil {
+			dup = has(ss, k)
+		} else {
+			for _, p := range prev {
+				if p.BucketID == k.bucket && p.Partitioned == k.partitioned && p.PartitionID == k.partition {
+					dup = true
+					break
 				}
 			}
-			if dup {
-				if k.partitioned {
-					return nil, bad("table %d partition %d bucket %d appears more than once", t.TableID, k.partition, k.bucket)
+		}
+		if dup {
+			if k.partitioned {
+				return bad("table %d partition %d bucket %d appears more than once", tableID, k.partition, k.bucket)
+			}
+			return bad("table %d bucket %d appears more than once", tableID, k.bucket)
+		}
+		if ss != nil {
+			add(ss, k)
+		}
+		out[i].Buckets = append(out[i].Buckets, offsets.BucketOffset{
+			Partitioned: k.partitioned, PartitionID: k.partition, BucketID: k.bucket, LogEndOffset: *b.LogEndOffset,
+		})
+		return nil
+	}
+	// addArray checks the buckets of an entry given ByBucket, in the order
+	// they were sent, and keeps them as an array when the table is one.
+	addArray := func(t TableInput) *flusserr.Error {
+		i, ok := index[t.TableID]
+		if ok && out[i].ByBucket == nil {
+			return t.each(func(b BucketInput) *flusserr.Error { return addBucket(t.TableID, b, 0) })
+		}
+		var dst []int64
+		if ok {
+			dst = out[i].ByBucket
+		}
+		last := -1 // the highest id of the entry's buckets
+		for id, v := range t.ByBucket {
+			if v == -1 {
+				continue
+			}
+			off := v
+			if err := check(t.TableID, BucketInput{BucketID: int32(min(id, math.MaxInt32)), LogEndOffset: &off}); err != nil {
+				return err
+			}
+			if id < len(dst) && dst[id] != -1 {
+				return bad("table %d bucket %d appears more than once", t.TableID, id)
+			}
+			last = id
+		}
+		switch {
+		case last < 0: // no buckets: the entry adds nothing, as in Fluss
+		case !ok:
+			index[t.TableID] = len(out)
+			out = append(out, offsets.TableOffsets{TableID: t.TableID, ByBucket: t.ByBucket[:last+1]})
+			adopted[t.TableID] = true
+		default:
+			if adopted[t.TableID] || last >= len(dst) {
+				grown := make([]int64, max(len(dst), last+1))
+				copy(grown, dst)
+				for id := len(dst); id < len(grown); id++ {
+					grown[id] = -1
 				}
-				return nil, bad("table %d bucket %d appears more than once", t.TableID, k.bucket)
+				dst = grown
+				delete(adopted, t.TableID)
 			}
-			if ss != nil {
-				add(ss, k)
+			for id, v := range t.ByBucket[:last+1] {
+				if v != -1 {
+					dst[id] = v
+				}
 			}
-			out[i].Buckets = append(out[i].Buckets, offsets.BucketOffset{
-				Partitioned: k.partitioned, PartitionID: k.partition, BucketID: k.bucket, LogEndOffset: *b.LogEndOffset,
-			})
+			out[i].ByBucket = dst
+		}
+		return nil
+	}
+	for _, t := range tables {
+		if t.ByBucket != nil {
+			if err := addArray(t); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, b := range t.Buckets {
+			if err := addBucket(t.TableID, b, len(t.Buckets)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil
@@ -195,17 +319,18 @@ func coordinatorOrder(in []TableInput, tables []offsets.TableOffsets) (ordered [
 	}
 	n := 0
 	for _, t := range in {
-		n += len(t.Buckets)
+		n += t.count()
 	}
 	buckets := make([]javaorder.Bucket, 0, n)
 	for _, t := range in {
-		for _, b := range t.Buckets {
+		t.each(func(b BucketInput) *flusserr.Error {
 			jb := javaorder.Bucket{TableID: t.TableID, BucketID: b.BucketID}
 			if b.PartitionID != nil {
 				jb.Partitioned, jb.PartitionID = true, *b.PartitionID
 			}
 			buckets = append(buckets, jb)
-		}
+			return nil
+		})
 	}
 	ids, exact = javaorder.CoordinatorTableOrder(buckets)
 	byID := make(map[int64]offsets.TableOffsets, len(tables))

@@ -23,7 +23,8 @@ import (
 // sidecar.authorization.require-table-for-empty.
 //
 // The body is decoded by decodeRegister, which keeps a million-bucket
-// request to about 40 bytes a bucket; what it does not read goes through
+// request as Fluss clients send it to 8 bytes a bucket (any other shape to
+// about 40); what it does not read goes through
 // the generated message and its error texts.
 func (s *Sidecar) registerProducerOffsets() wire.API {
 	api := wire.API{

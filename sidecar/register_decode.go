@@ -21,9 +21,13 @@ const (
 // decodeRegister decodes a RegisterProducerOffsetsRequest body straight
 // into the registry's input, without the generated message: a message per
 // bucket costs about 90 bytes, ten times a bucket's bytes on the wire, so a
-// million-bucket request would take ~100 MB before any work starts. Here a
-// bucket costs 32 bytes (40 when partitioned): its BucketInput and one slab
-// slot per optional value, allocated once per table.
+// million-bucket request would take ~100 MB before any work starts. A table
+// entry whose buckets are plain, in ascending id order and all with an
+// offset (how Fluss clients send one) becomes an array of offsets by bucket
+// id, 8 bytes a bucket id, which the registry and the snapshot cache keep
+// as it is (producer.TableInput.ByBucket); any other costs 32 bytes a
+// bucket (40 when partitioned): its BucketInput and one slab slot per
+// optional value, allocated once per table.
 //
 // It reads only well-formed requests with the shape Fluss clients send; for
 // anything else (malformed bytes, a missing required field, a known field
@@ -83,6 +87,9 @@ func decodeRegister(b []byte) (in producer.RegisterInput, ok bool) {
 
 func decodeTable(b []byte) (t producer.TableInput, ok bool) {
 	n, vals := 0, 0
+	// Whether the buckets can be held as an array by bucket id
+	// (producer.TableInput.ByBucket): plain, ascending, with offsets.
+	asArray, lastID := true, int64(-1)
 	for rest := b; len(rest) > 0; {
 		num, typ, k := protowire.ConsumeTag(rest)
 		if k < 0 || num > protowire.MaxValidNumber {
@@ -95,9 +102,20 @@ func decodeTable(b []byte) (t producer.TableInput, ok bool) {
 		}
 		if num == tblBuckets && typ == protowire.BytesType {
 			n++
-			vals += optionalValues(rest[:m])
+			v, _ := protowire.ConsumeBytes(rest[:m])
+			f, good := bucketFields(v)
+			vals += btoi(f.hasPart) + btoi(f.hasOff)
+			id := int64(int32(f.bucket))
+			asArray = asArray && good && f.hasBucket && f.hasOff && !f.hasPart &&
+				int64(f.off) >= 0 && id > lastID && id <= producer.MaxBucketID
+			lastID = id
 		}
 		rest = rest[m:]
+	}
+	// An array costs 8 bytes a bucket id, a list 32 bytes a bucket: the
+	// array is taken unless the ids are sparse.
+	if asArray && n > 0 && lastID < 4*int64(n) {
+		return decodeTableArray(b, int(lastID)+1)
 	}
 	t.Buckets = make([]producer.BucketInput, 0, n)
 	slab := make([]int64, 0, vals)
@@ -127,82 +145,101 @@ func decodeTable(b []byte) (t producer.TableInput, ok bool) {
 	return t, hasID
 }
 
-// decodeBucket reads one PbBucketOffset; its optional values live in slab,
-// sized by optionalValues, so that appending never moves it.
-func decodeBucket(b []byte, slab *[]int64) (bi producer.BucketInput, ok bool) {
-	var part, off int64
-	var hasPart, hasBucket, hasOff bool
+// decodeTableArray decodes a table entry whose buckets decodeTable found
+// plain, in ascending id order below size and each with an offset, into
+// ByBucket.
+func decodeTableArray(b []byte, size int) (t producer.TableInput, ok bool) {
+	t.ByBucket = make([]int64, size)
+	for i := range t.ByBucket {
+		t.ByBucket[i] = -1
+	}
+	hasID := false
+	for len(b) > 0 {
+		num, typ, k := protowire.ConsumeTag(b)
+		b = b[k:]
+		switch {
+		case num == tblTableID && typ == protowire.VarintType:
+			v, m := protowire.ConsumeVarint(b)
+			t.TableID, hasID = int64(v), true
+			b = b[m:]
+		case num == tblBuckets && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			f, _ := bucketFields(v)
+			t.ByBucket[int32(f.bucket)] = int64(f.off)
+			b = b[m:]
+		case num == tblTableID || num == tblBuckets:
+			return t, false
+		default:
+			b = b[protowire.ConsumeFieldValue(num, typ, b):]
+		}
+	}
+	return t, hasID
+}
+
+// fields are the values of one PbBucketOffset as sent; the last of a
+// repeated field wins, as in proto decoding.
+type fields struct {
+	part, bucket, off          uint64
+	hasPart, hasBucket, hasOff bool
+}
+
+// bucketFields reads one PbBucketOffset; ok is false when it is malformed
+// or a known field has another wire type.
+func bucketFields(b []byte) (f fields, ok bool) {
 	for len(b) > 0 {
 		num, typ, k := protowire.ConsumeTag(b)
 		if k < 0 || num > protowire.MaxValidNumber {
-			return bi, false
+			return f, false
 		}
 		b = b[k:]
 		switch {
 		case (num == bktPartitionID || num == bktBucketID || num == bktLogEndOffset) && typ == protowire.VarintType:
 			v, m := protowire.ConsumeVarint(b)
 			if m < 0 {
-				return bi, false
+				return f, false
 			}
 			switch num {
 			case bktPartitionID:
-				part, hasPart = int64(v), true
+				f.part, f.hasPart = v, true
 			case bktBucketID:
-				bi.BucketID, hasBucket = int32(v), true
+				f.bucket, f.hasBucket = v, true
 			default:
-				off, hasOff = int64(v), true
+				f.off, f.hasOff = v, true
 			}
 			b = b[m:]
 		case num == bktPartitionID || num == bktBucketID || num == bktLogEndOffset:
-			return bi, false
+			return f, false
 		default:
 			m := protowire.ConsumeFieldValue(num, typ, b)
 			if m < 0 {
-				return bi, false
+				return f, false
 			}
 			b = b[m:]
 		}
 	}
-	if (hasPart && len(*slab) == cap(*slab)) || (hasOff && len(*slab)+btoi(hasPart) >= cap(*slab)) {
-		return bi, false // cannot happen: optionalValues counted them
-	}
-	if hasPart {
-		*slab = append(*slab, part)
-		bi.PartitionID = &(*slab)[len(*slab)-1]
-	}
-	if hasOff {
-		*slab = append(*slab, off)
-		bi.LogEndOffset = &(*slab)[len(*slab)-1]
-	}
-	return bi, hasBucket
+	return f, true
 }
 
-// optionalValues counts the partition_id and log_end_offset fields of one
-// encoded PbBucketOffset (a length-prefixed field value), for sizing the
-// slab: at most two, and one for a plain bucket.
-func optionalValues(field []byte) int {
-	v, n := protowire.ConsumeBytes(field)
-	if n < 0 {
-		return 0
+// decodeBucket reads one PbBucketOffset; its optional values live in slab,
+// sized by decodeTable, so that appending never moves it.
+func decodeBucket(b []byte, slab *[]int64) (bi producer.BucketInput, ok bool) {
+	f, ok := bucketFields(b)
+	if !ok {
+		return bi, false
 	}
-	hasPart, hasOff := false, false
-	for len(v) > 0 {
-		num, typ, k := protowire.ConsumeTag(v)
-		if k < 0 || num > protowire.MaxValidNumber {
-			break
-		}
-		v = v[k:]
-		m := protowire.ConsumeFieldValue(num, typ, v)
-		if m < 0 {
-			break
-		}
-		if typ == protowire.VarintType {
-			hasPart = hasPart || num == bktPartitionID
-			hasOff = hasOff || num == bktLogEndOffset
-		}
-		v = v[m:]
+	if (f.hasPart && len(*slab) == cap(*slab)) || (f.hasOff && len(*slab)+btoi(f.hasPart) >= cap(*slab)) {
+		return bi, false // cannot happen: decodeTable counted them
 	}
-	return btoi(hasPart) + btoi(hasOff)
+	bi.BucketID = int32(f.bucket)
+	if f.hasPart {
+		*slab = append(*slab, int64(f.part))
+		bi.PartitionID = &(*slab)[len(*slab)-1]
+	}
+	if f.hasOff {
+		*slab = append(*slab, int64(f.off))
+		bi.LogEndOffset = &(*slab)[len(*slab)-1]
+	}
+	return bi, f.hasBucket
 }
 
 func btoi(b bool) int {

@@ -80,6 +80,8 @@ type FileStore interface {
 	// WriteOffsets writes a new file and returns its fully qualified path.
 	// A failed write leaves no file behind. It refuses a producer id that
 	// Fluss refuses (docs/storage-format.md §7.4): no other names a file of a coordinator.
+	// t may give its offsets in either form (offsets.TableOffsets); the
+	// caller does not modify t afterwards, so a store may keep it.
 	WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error)
 	// ReadOffsets reads a file by the path stored in a znode; a missing file
 	// is reported with an error matching ErrNotFound, a path outside the

@@ -41,7 +41,14 @@ var ErrMalformedOffsetsFile = errors.New("malformed offsets file")
 // mixed, a negative bucket id or one above MaxBucketID, the same bucket twice,
 // and an offset below 0 (the file uses -1 for "no offset", so such an offset
 // would be lost or changed on reading).
+//
+// A table given ByBucket is encoded straight from that array, with no
+// copy: entries must be -1 or above, the array at most MaxBucketID+1 long,
+// and trailing -1 entries are left out as Fluss leaves them out.
 func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
+	if t.ByBucket != nil {
+		return encodeByBucket(t)
+	}
 	var plain []offsets.BucketOffset
 	parts := map[int64][]offsets.BucketOffset{}
 	allPlain := true
@@ -104,6 +111,129 @@ func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// encodeByBucket is EncodeTableOffsets for a table given ByBucket.
+func encodeByBucket(t offsets.TableOffsets) ([]byte, error) {
+	f, err := checkByBucket(t)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, f.size)
+	f.each(func(chunk []byte) { buf = append(buf, chunk...) })
+	return buf, nil
+}
+
+// OffsetsFile is one offsets file's content, checked and ready to write.
+type OffsetsFile struct {
+	data  []byte       // the content, when it is built in memory
+	byBkt byBucketFile // otherwise, the array it is written from
+	table int64        // for errors
+	built bool         // data holds the content
+}
+
+// PrepareTableOffsets checks t as EncodeTableOffsets does. A table given
+// ByBucket is then written straight from its array by WriteTo, through a
+// small buffer, so that the file's bytes are never all in memory at once;
+// any other is encoded at once.
+func PrepareTableOffsets(t offsets.TableOffsets) (OffsetsFile, error) {
+	if t.ByBucket == nil {
+		data, err := EncodeTableOffsets(t)
+		return OffsetsFile{data: data, table: t.TableID, built: true}, err
+	}
+	f, err := checkByBucket(t)
+	return OffsetsFile{byBkt: f, table: t.TableID}, err
+}
+
+// Len is the size of the file in bytes.
+func (f OffsetsFile) Len() int {
+	if f.built {
+		return len(f.data)
+	}
+	return f.byBkt.size
+}
+
+// WriteTo writes the file's bytes, EncodeTableOffsets' bytes, to w. It may
+// be called again, say for a retried write, and writes the same bytes.
+func (f OffsetsFile) WriteTo(w io.Writer) (int64, error) {
+	if f.built {
+		n, err := w.Write(f.data)
+		return int64(n), err
+	}
+	var n int64
+	var err error
+	f.byBkt.each(func(chunk []byte) {
+		if err == nil {
+			var m int
+			m, err = w.Write(chunk)
+			n += int64(m)
+		}
+	})
+	return n, err
+}
+
+// byBucketFile is a checked table given ByBucket.
+type byBucketFile struct {
+	tableID int64
+	arr     []int64 // without trailing -1 entries
+	size    int
+}
+
+func checkByBucket(t offsets.TableOffsets) (byBucketFile, error) {
+	if len(t.Buckets) > 0 {
+		return byBucketFile{}, fmt.Errorf("%w: table %d has both Buckets and ByBucket", ErrInvalidOffsets, t.TableID)
+	}
+	arr := t.ByBucket
+	for id, v := range arr {
+		if v < -1 {
+			return byBucketFile{}, fmt.Errorf("%w: table %d bucket %d: offset %d is negative; the offsets file stores -1 for a missing bucket, so it would be read back as missing or wrong",
+				ErrInvalidOffsets, t.TableID, id, v)
+		}
+	}
+	for len(arr) > 0 && arr[len(arr)-1] < 0 {
+		arr = arr[:len(arr)-1]
+	}
+	if len(arr) > MaxBucketID+1 {
+		return byBucketFile{}, fmt.Errorf("%w: table %d: bucket id %d is above the limit %d", ErrInvalidOffsets, t.TableID, len(arr)-1, MaxBucketID)
+	}
+	n := len(fileHead) + len(strconv.AppendInt(nil, t.TableID, 10)) + 1
+	if len(arr) > 0 {
+		n += len(`,"bucket_offsets":`) + 1 + len(arr) // brackets and commas
+		for _, v := range arr {
+			if v < 0 {
+				n += 2 // -1
+				continue
+			}
+			n += decimalLen(v)
+		}
+	}
+	return byBucketFile{tableID: t.TableID, arr: arr, size: n}, nil
+}
+
+const fileHead = `{"version":1,"table_id":`
+
+// each hands the file's bytes to emit in chunks of about 16 KiB, in a
+// buffer that emit must not keep.
+func (f byBucketFile) each(emit func([]byte)) {
+	const chunk = 16 << 10
+	buf := make([]byte, 0, chunk+32)
+	buf = append(buf, fileHead...)
+	buf = strconv.AppendInt(buf, f.tableID, 10)
+	if len(f.arr) > 0 {
+		buf = append(buf, `,"bucket_offsets":[`...)
+		for i, v := range f.arr {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendInt(buf, v, 10)
+			if len(buf) >= chunk {
+				emit(buf)
+				buf = buf[:0]
+			}
+		}
+		buf = append(buf, ']')
+	}
+	emit(append(buf, '}'))
 }
 
 func bucketName(b offsets.BucketOffset) string {

@@ -231,3 +231,126 @@ func FuzzDecodeTableOffsets(f *testing.F) {
 		}
 	})
 }
+
+// byBucket is t's non-partitioned buckets as an array indexed by bucket id.
+func byBucket(t offsets.TableOffsets, extra int) offsets.TableOffsets {
+	arr := []int64{}
+	for _, b := range t.Buckets {
+		for int(b.BucketID) >= len(arr) {
+			arr = append(arr, -1)
+		}
+		arr[b.BucketID] = b.LogEndOffset
+	}
+	for range extra {
+		arr = append(arr, -1)
+	}
+	return offsets.TableOffsets{TableID: t.TableID, ByBucket: arr}
+}
+
+// TestEncodeByBucket: a table given as an array indexed by bucket id
+// encodes to the same bytes as its list of buckets, the golden files
+// included, and its refusals name the problem.
+func TestEncodeByBucket(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		t    offsets.TableOffsets
+		want []byte
+	}{
+		{"empty.json", byBucket(goldenOffsets[0].t, 0), readOffsetsGolden(t, "empty.json")},
+		{"empty array", offsets.TableOffsets{TableID: 1, ByBucket: []int64{}}, readOffsetsGolden(t, "empty.json")},
+		{"only -1", offsets.TableOffsets{TableID: 1, ByBucket: []int64{-1, -1}}, readOffsetsGolden(t, "empty.json")},
+		{"buckets.json", byBucket(goldenOffsets[1].t, 0), readOffsetsGolden(t, "buckets.json")},
+		{"buckets_holes.json", byBucket(goldenOffsets[2].t, 0), readOffsetsGolden(t, "buckets_holes.json")},
+		{"trailing -1 left out", byBucket(goldenOffsets[2].t, 3), readOffsetsGolden(t, "buckets_holes.json")},
+		{"negative table id, largest offset", offsets.TableOffsets{TableID: -3, ByBucket: []int64{-1, 0, 9223372036854775807}},
+			[]byte(`{"version":1,"table_id":-3,"bucket_offsets":[-1,0,9223372036854775807]}`)},
+		{"the last bucket id", offsets.TableOffsets{TableID: 2, ByBucket: append(make([]int64, MaxBucketID), 7)}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := EncodeTableOffsets(tt.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			if want == nil {
+				if want, err = EncodeTableOffsets(tt.t.InFileOrder()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("got %.200s, want %.200s", got, want)
+			}
+			if cap(got) != len(got) {
+				t.Errorf("buffer of %d bytes for %d: not sized once", cap(got), len(got))
+			}
+			checkWriteTo(t, tt.t, got)
+		})
+	}
+	for _, tt := range []struct {
+		name    string
+		t       offsets.TableOffsets
+		wantErr string
+	}{
+		{"offset -2", offsets.TableOffsets{TableID: 9, ByBucket: []int64{1, -2}}, "bucket 1: offset -2 is negative"},
+		{"too long", offsets.TableOffsets{TableID: 9, ByBucket: append(make([]int64, MaxBucketID+1), 1)}, "above the limit"},
+		{"both forms", offsets.TableOffsets{TableID: 9, ByBucket: []int64{1}, Buckets: []offsets.BucketOffset{nb(1, 1)}}, "both Buckets and ByBucket"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := EncodeTableOffsets(tt.t)
+			if !errors.Is(err, ErrInvalidOffsets) || !strings.Contains(err.Error(), tt.wantErr) || b != nil {
+				t.Errorf("%q, %v; want no bytes and ErrInvalidOffsets containing %q", b, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// checkWriteTo: the prepared file writes want, of the length it says,
+// twice alike, in either form.
+func checkWriteTo(t *testing.T, tb offsets.TableOffsets, want []byte) {
+	t.Helper()
+	for _, form := range []offsets.TableOffsets{tb, tb.InFileOrder()} {
+		f, err := PrepareTableOffsets(form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			var buf bytes.Buffer
+			n, err := f.WriteTo(&buf)
+			if err != nil || n != int64(len(want)) || f.Len() != len(want) || !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("WriteTo: %d bytes (Len %d), %v: %.200s; want %d: %.200s", n, f.Len(), err, buf.Bytes(), len(want), want)
+			}
+		}
+	}
+}
+
+// FuzzEncodeByBucket: whatever the array, encoding it gives the bytes its
+// list of buckets gives (or both refuse it), and the file reads back as
+// that list.
+func FuzzEncodeByBucket(f *testing.F) {
+	f.Add([]byte{0, 1, 0xff, 3})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		arr := make([]int64, len(b))
+		for i, v := range b {
+			arr[i] = int64(int8(v)) // -128..127: -1 is "none", below refused
+		}
+		tb := offsets.TableOffsets{TableID: int64(len(b)), ByBucket: arr}
+		got, err := EncodeTableOffsets(tb)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidOffsets) {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		list := tb.InFileOrder()
+		want, err := EncodeTableOffsets(list)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("array %v: %s; list %+v: %s, %v", arr, got, list, want, err)
+		}
+		checkWriteTo(t, tb, got)
+		back, err := DecodeTableOffsets(got)
+		if err != nil || len(back.Buckets) != len(list.Buckets) || (len(list.Buckets) > 0 && !reflect.DeepEqual(back, list)) {
+			t.Fatalf("%s read back as %+v, %v; want %+v", got, back, err, list)
+		}
+	})
+}

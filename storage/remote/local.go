@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ const dirAttempts = 10
 //
 // A write whose context ended before the rename leaves nothing: a call
 // given up must not go on to change anything.
-func (s *Store) writeLocal(ctx context.Context, rel string, data []byte) error {
+func (s *Store) writeLocal(ctx context.Context, rel string, data io.WriterTo) error {
 	target := filepath.Join(s.localProducers, filepath.FromSlash(rel))
 	dir := filepath.Dir(target)
 	var f *os.File
@@ -54,7 +55,7 @@ func (s *Store) writeLocal(ctx context.Context, rel string, data []byte) error {
 		s.log.Debug("a directory was pruned while an offsets file was written in it; making it again", "dir", dir, "attempt", attempt)
 	}
 	tmp := f.Name()
-	_, err := f.Write(data)
+	_, err := data.WriteTo(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

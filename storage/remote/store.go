@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -304,7 +305,7 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 	if err := checkProducerID(producerID); err != nil {
 		return "", err
 	}
-	data, err := flussjson.EncodeTableOffsets(t)
+	file, err := flussjson.PrepareTableOffsets(t)
 	if err != nil {
 		return "", err
 	}
@@ -317,10 +318,17 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 	path := s.producers.String() + "/" + rel
 	err = s.retry(ctx, "write "+path, true, func(ctx context.Context) error {
 		if s.localProducers != "" {
-			return s.writeLocal(ctx, rel, data)
+			// Streamed to the file: a large table's bytes are never all
+			// in memory.
+			return s.writeLocal(ctx, rel, file)
 		}
+		// A cloud bucket takes the bytes whole, for their MD5 and since
+		// its writer buffers whole parts anyway.
+		data := &bytes.Buffer{}
+		data.Grow(file.Len())
+		file.WriteTo(data)
 		return s.guard("write", func() error {
-			return s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
+			return s.bucket.WriteAll(ctx, key, data.Bytes(), &blob.WriterOptions{ContentType: "application/octet-stream"})
 		})
 	})
 	if err != nil {

@@ -502,7 +502,9 @@ func snapSize(id string, s offsets.Snapshot) int64 {
 }
 
 func fileSize(path string, t offsets.TableOffsets) int64 {
-	return int64(entryOverhead + ownerOverhead + len(path) + 24*len(t.Buckets))
+	// An array by bucket id is counted as the list it becomes on its
+	// first read (fileContent).
+	return int64(entryOverhead + ownerOverhead + len(path) + 24*t.Len())
 }
 
 // retryable reports whether a shared read's error belongs to the reader

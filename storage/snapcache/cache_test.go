@@ -693,8 +693,16 @@ func TestWrittenFilesCachedAsRead(t *testing.T) {
 			}
 			tb.Buckets = append(tb.Buckets, bo)
 		}
+		if i%3 == 2 && !partitioned {
+			tb = offsets.TableOffsets{TableID: tb.TableID, ByBucket: byBucket(tb.Buckets)}
+		}
 		tables = append(tables, tb)
 	}
+	// A large register's form: an array by bucket id, and a list already
+	// in file order; both are kept as written, not copied.
+	tables = append(tables,
+		offsets.TableOffsets{TableID: 40, ByBucket: []int64{7, -1, 9, -1}},
+		offsets.TableOffsets{TableID: 41, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: 3}, {BucketID: 5, LogEndOffset: 4}}})
 	for _, tb := range tables {
 		path, err := fs.WriteOffsets(ctx, "written", tb)
 		if err != nil {
@@ -712,5 +720,28 @@ func TestWrittenFilesCachedAsRead(t *testing.T) {
 			(len(want.Buckets) > 0 && !slices.Equal(got.Buckets, want.Buckets)) {
 			t.Fatalf("table %d: cached on write %+v, read from storage %+v", tb.TableID, got, want)
 		}
+		if got.ByBucket != nil {
+			t.Fatalf("table %d: the cache answered the array by bucket id %v", tb.TableID, got.ByBucket)
+		}
+		again, _ := cached.CachedOffsets(path)
+		if len(got.Buckets) > 0 && &again.Buckets[0] != &got.Buckets[0] {
+			t.Errorf("table %d: a second hit built its list again", tb.TableID)
+		}
+		if tb.IsInFileOrder() && len(tb.Buckets) > 0 && &got.Buckets[0] != &tb.Buckets[0] {
+			t.Errorf("table %d: already in file order, but the cache keeps a copy", tb.TableID)
+		}
 	}
+}
+
+// byBucket is a non-partitioned table's buckets as an array indexed by
+// bucket id, -1 where none.
+func byBucket(bs []offsets.BucketOffset) []int64 {
+	var arr []int64
+	for _, b := range bs {
+		for int(b.BucketID) >= len(arr) {
+			arr = append(arr, -1)
+		}
+		arr[b.BucketID] = b.LogEndOffset
+	}
+	return arr
 }

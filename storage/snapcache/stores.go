@@ -258,18 +258,43 @@ func (f files) WriteOffsets(ctx context.Context, producerID string, t offsets.Ta
 }
 
 // putWritten caches a file just written for producerID with content t, if
-// it fits and the connection is still the one of epoch.
+// it fits and the connection is still the one of epoch. t is kept as it
+// is when a read would give the same (a list already in file order) or it
+// is an array by bucket id, which fileContent turns into a list on the
+// first read: the writer does not modify it (storage.FileStore), and a
+// copy of a large register's offsets would cost 24 bytes a bucket while
+// the register is still in memory.
 func (c *Cache) putWritten(producerID, path string, t offsets.TableOffsets, epoch uint64) {
 	size := fileSize(path, t)
 	if size > c.maxBytes {
 		return
 	}
-	read := t.InFileOrder()
+	if t.ByBucket == nil && !t.IsInFileOrder() {
+		t = t.InFileOrder()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, reading := c.fileFlights[path]; !reading && c.epoch == epoch {
-		c.putLocked(&entry{key: key{file: true, name: path}, size: size, file: read, owner: producerID, pending: true})
+		c.putLocked(&entry{key: key{file: true, name: path}, size: size, file: t, owner: producerID, pending: true})
 	}
+}
+
+// fileContent returns a file entry's content as a read gives it, called
+// with c.mu held; it may unlock and lock c.mu again. An array by bucket id
+// (putWritten) becomes a list once, outside the lock, and the entry keeps
+// the list if it is still cached; readers racing on it each build one.
+func (c *Cache) fileContent(e *entry) offsets.TableOffsets {
+	t := e.file
+	if t.ByBucket == nil {
+		return t
+	}
+	c.mu.Unlock()
+	list := t.InFileOrder()
+	c.mu.Lock()
+	if el, ok := c.items[e.key]; ok && el.Value.(*entry) == e {
+		e.file = list
+	}
+	return list
 }
 
 // ReadOffsets serves a file from memory when it is cached. A file's content
@@ -288,9 +313,10 @@ func (f files) ReadOffsets(ctx context.Context, path string) (offsets.TableOffse
 	for {
 		c.mu.Lock()
 		if e, ok := c.getLocked(k); ok {
+			t := c.fileContent(e)
 			c.mu.Unlock()
 			c.hits.Add(1)
-			return e.file, nil
+			return t, nil
 		}
 		fl, joined := c.fileFlights[path]
 		if !joined {
@@ -361,7 +387,7 @@ func (f files) CachedOffsets(path string) (offsets.TableOffsets, bool) {
 		return offsets.TableOffsets{}, false
 	}
 	c.hits.Add(1)
-	return e.file, true
+	return c.fileContent(e), true
 }
 
 // ended reports a read given up because its context ended, as the store

@@ -300,6 +300,10 @@ var (
 		{Partitioned: true, PartitionID: 2, BucketID: 3, LogEndOffset: 600},
 		{Partitioned: true, PartitionID: 1, BucketID: 2, LogEndOffset: 300},
 	}}
+	// tablePlain's offsets as an array indexed by bucket id, the form a
+	// large register hands the store, with a trailing -1 the file leaves
+	// out.
+	tableByBucket = offsets.TableOffsets{TableID: 6, ByBucket: []int64{100, -1, 300, -1, 500, -1}}
 )
 
 // outcome is what a write reported, in the terms of the three-outcome

@@ -23,7 +23,7 @@ func sameOffsets(a, b offsets.TableOffsets) bool {
 func testFileRoundTrip(e *env) {
 	var written []string
 	for _, t := range []offsets.TableOffsets{
-		tablePlain, tablePartitioned,
+		tablePlain, tablePartitioned, tableByBucket,
 		{TableID: 1},
 		{TableID: 1 << 40, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: 1 << 50}}},
 	} {
@@ -78,6 +78,7 @@ func testFileRoundTrip(e *env) {
 		{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: -1}}},
 		{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: -1, LogEndOffset: 1}}},
 		{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: 1}, {Partitioned: true, BucketID: 1, LogEndOffset: 1}}},
+		{TableID: 1, ByBucket: []int64{1, -2}},
 	} {
 		if _, err := e.f.WriteOffsets(e.ctx, "p-1", bad); !errors.Is(err, flussjson.ErrInvalidOffsets) {
 			e.t.Errorf("WriteOffsets of %+v: %v, want flussjson.ErrInvalidOffsets", bad, err)

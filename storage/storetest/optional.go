@@ -159,7 +159,7 @@ func testCachedFiles(e *env) {
 	if !ok {
 		e.t.Skip("the store does not implement storage.CachedFiles")
 	}
-	for _, t := range []offsets.TableOffsets{tablePlain, tablePartitioned} {
+	for _, t := range []offsets.TableOffsets{tablePlain, tablePartitioned, tableByBucket} {
 		path := e.write("p", t)
 		if got, ok := cf.CachedOffsets(path); ok && !sameOffsets(got, t.InFileOrder()) {
 			e.t.Errorf("CachedOffsets(%s) after the write = %+v, want %+v", path, got, t.InFileOrder())
