@@ -177,9 +177,10 @@ func TestBudgetWaitAtClose(t *testing.T) {
 			if !tt.release && !errors.Is(err, ErrDrainTimeout) {
 				t.Fatalf("Close: %v, want ErrDrainTimeout", err)
 			}
-			if budget.Waiting() != 0 {
-				t.Fatalf("waiting = %d after Close", budget.Waiting())
-			}
+			// Past the drain timeout Close cuts the connection and returns
+			// without waiting for its goroutines (a handler may ignore its
+			// context); the cut connection's reservation leaves on its own.
+			waitUntil(t, "the cut connection to stop waiting for room", func() bool { return budget.Waiting() == 0 })
 			if !tt.release {
 				budget.Release(1 << 10)
 			}
