@@ -134,8 +134,8 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	}
 	o.watchCache(a.cache)
 	// Reads are made current by syncs on the session the cache watches,
-	// sent through the counted store (not the cache's Sync, which drops
-	// every entry): docs/cache.md.
+	// sent straight to the counted store (the cache's Sync would only pass
+	// them through; it keeps its entries): docs/cache.md.
 	reads, err := readindex.New(readindex.Config{Sync: zkSnapshots.Sync, SyncTimeout: s.RequestTimeout})
 	if err != nil {
 		return nil, err

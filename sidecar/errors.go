@@ -20,10 +20,12 @@ import (
 //     lost, throttled) becomes STORAGE_EXCEPTION (26), retriable;
 //   - ErrNoSpace becomes STORAGE_EXCEPTION (26): the client may retry once
 //     space is freed; the sidecar does not retry it itself;
-//   - ErrPermission, ErrTooLarge, ErrCorrupt and anything unclassified
-//     become UNKNOWN_SERVER_ERROR (-1), which clients do not retry, with
-//     the coordinator's message "Failed to <op> producer offsets for
-//     producer <id>" and the cause.
+//   - ErrTooLarge (a snapshot ZooKeeper would refuse) becomes
+//     RECORD_TOO_LARGE (13), not retriable;
+//   - ErrPermission, ErrCorrupt and anything unclassified become
+//     UNKNOWN_SERVER_ERROR (-1), which clients do not retry;
+//   - every class but the first keeps the coordinator's message "Failed to
+//     <op> producer offsets for producer <id>" and the cause.
 func (s *Sidecar) apiError(op, producerID string, err error) error {
 	if fe, ok := flusserr.From(err); ok {
 		return fe
