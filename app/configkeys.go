@@ -137,9 +137,6 @@ const (
 	KeyPrometheusPort   = "metrics.reporter.prometheus.port"
 	KeyMetricsHost      = "sidecar.metrics.host"
 	KeyPprof            = "sidecar.debug.pprof"
-	// KeyAdaptiveProcs lets the serving process size GOMAXPROCS to its
-	// load (package procs).
-	KeyAdaptiveProcs = "sidecar.runtime.adaptive-procs"
 )
 
 // Embedded mode keys. Embedded mode is chosen only by sidecar.embedded:
@@ -321,8 +318,6 @@ var configKeys = []ConfigKey{
 		Doc: "where the metrics port binds"},
 	{Name: KeyPprof, Kind: KindBool, Default: "false",
 		Doc: "`true` adds `/debug/pprof/` to the metrics port"},
-	{Name: KeyAdaptiveProcs, Kind: KindBool, Default: "true",
-		Doc: "`true`: the `serve` process runs on one Go processor while it uses less than one core and on all of them (GOMAXPROCS at start) once it needs more (a load near one core, or goroutines queueing), which cut the CPU per GET of a lightly loaded sidecar by 9–17% ([docs/performance.md](docs/performance.md)); off when the `GOMAXPROCS` environment variable is set"},
 	{Name: KeyEmbedded, Kind: KindBool, Default: "false",
 		Doc: "in-memory test server (`serve --embedded`, [below](#testing-your-fluss-client-against-fluss-sidecar))"},
 	{Name: KeyEmbeddedACLFile, Unset: "none",

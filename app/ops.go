@@ -40,8 +40,6 @@ type OpsSettings struct {
 	Pprof bool
 	// LogFormat is sidecar.log.format: "text" (default) or "json".
 	LogFormat string
-	// AdaptiveProcs is sidecar.runtime.adaptive-procs (GovernProcs).
-	AdaptiveProcs bool
 }
 
 // opsFromConfig reads OpsSettings. Reporters other than prometheus (Fluss
@@ -62,8 +60,6 @@ func opsFromConfig(c *config.Config) (OpsSettings, error) {
 	}
 	o.Host = c.String(KeyMetricsHost, defaultText(KeyMetricsHost))
 	o.Pprof, err = c.Bool(KeyPprof, defaultBool(KeyPprof))
-	errs = append(errs, err)
-	o.AdaptiveProcs, err = c.Bool(KeyAdaptiveProcs, defaultBool(KeyAdaptiveProcs))
 	errs = append(errs, err)
 	o.LogFormat = strings.ToLower(c.String(KeyLogFormat, defaultText(KeyLogFormat)))
 	if o.LogFormat != "text" && o.LogFormat != "json" {

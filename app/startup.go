@@ -86,7 +86,6 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 	set(KeyLogFormat, s.Ops.LogFormat)
 	set(KeyDrainTimeout, dur(s.ShutdownDrainTimeout))
 	set(KeyReadConsistency, s.ReadConsistency)
-	set(KeyAdaptiveProcs, strconv.FormatBool(s.Ops.AdaptiveProcs))
 	set(KeyMode, s.Mode)
 	if s.Mode == ModeProxy {
 		set(KeyUpstreamAddress, s.UpstreamAddress)

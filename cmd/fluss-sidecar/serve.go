@@ -47,7 +47,6 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, a.Addr())
-	app.GovernProcs(ctx, settings, log)
 	<-ctx.Done()
 	log.Info("shutting down")
 	// Not ready at once, still serving for the accept delay, then the
