@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 )
@@ -71,9 +69,6 @@ func runChild(role string) int {
 			return 1
 		}
 		addr, closeFn = a.Addr(), func() { a.Close() }
-		// As `serve` does: the governor of GOMAXPROCS, unless the
-		// settings turn it off.
-		app.GovernProcs(context.Background(), s, hclog.NewNullLogger())
 	case "nothing":
 		body, err := hex.DecodeString(os.Getenv(childBodyEnv))
 		if err != nil {

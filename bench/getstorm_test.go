@@ -185,10 +185,6 @@ type stormEnv struct {
 	// addresses of the sidecar (cache on), the sidecar with its cache off
 	// and the do-nothing server, each in its own process (child_test.go)
 	sidecar, sequential, nocache, nothing string
-	// allProcs, only when FLUSS_BENCH_STORM_TARGETS names "allprocs": the
-	// linearizable sidecar with sidecar.runtime.adaptive-procs off, on
-	// every processor all the time.
-	allProcs string
 	// pids of the targets' server processes, by target name (none for
 	// raw ZooKeeper, whose server is ZooKeeper itself, nor in process)
 	pids    map[string]int
@@ -220,9 +216,6 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 		e.sidecar, e.pids["sidecar"] = startChildPID(tb, "sidecar", env...)
 		e.nocache, e.pids["nocache"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyCacheMaxBytes+"=0")...)
 		e.sequential, e.pids["sequential"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyReadConsistency+"="+app.ReadSequential)...)
-		if slices.Contains(strings.Fields(os.Getenv("FLUSS_BENCH_STORM_TARGETS")), "allprocs") {
-			e.allProcs, e.pids["allprocs"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyAdaptiveProcs+"=false")...)
-		}
 	}
 
 	ctx := context.Background()
@@ -326,7 +319,7 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 				return err
 			}
 		default:
-			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "sequential": e.sequential, "nocache": e.nocache, "allprocs": e.allProcs}[target]
+			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "sequential": e.sequential, "nocache": e.nocache}[target]
 			c, err := wire.Dial(context.Background(), addr, wire.ClientOptions{})
 			if err != nil {
 				tb.Fatal(err)
