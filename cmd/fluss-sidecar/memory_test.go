@@ -153,15 +153,7 @@ func measureLargeRegister(t *testing.T, base int64, concurrent int, bound float6
 	}
 	var clients []*wire.Client
 	for range concurrent {
-		c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Handshake(ctx); err != nil {
-			t.Fatal(err)
-		}
-		clients = append(clients, c)
+		clients = append(clients, handshaken(t, ctx, addr))
 	}
 	before := procStatusKB(t, pid, "VmRSS")
 	// The file-backed part of RSS is the program's own code and data
@@ -205,6 +197,21 @@ func measureLargeRegister(t *testing.T, base int64, concurrent int, bound float6
 	if bound > 0 && x(anonPeak) > bound {
 		t.Errorf("peak RSS less its file-backed part is %.1fx the request bytes, want at most %.0fx", x(anonPeak), bound)
 	}
+}
+
+// handshaken dials addr and exchanges API_VERSIONS; the connection closes
+// when the test ends.
+func handshaken(t *testing.T, ctx context.Context, addr string) *wire.Client {
+	t.Helper()
+	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Handshake(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func mustMarshalT(t *testing.T, m proto.Message) []byte {
@@ -273,14 +280,7 @@ func TestHostileInputMemory(t *testing.T) {
 		t.Errorf("partial frames pinned %d KiB, more than the 256 MiB budget plus 64 MiB", partialRSS)
 	}
 
-	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Handshake(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := handshaken(t, ctx, addr)
 	id := strings.Repeat("x", 48<<20)
 	body := mustMarshalT(t, &messages.GetProducerOffsetsRequest{ProducerId: &id})
 	id = ""

@@ -68,23 +68,7 @@ func TestDamagedStoresRefusedBeforeDecoding(t *testing.T) {
 	pemRounds := func(n int, kdf asn1.ObjectIdentifier) []byte {
 		data := read(k.Client.Stores[tlstest.PEM])
 		block, rest := pem.Decode(data)
-		var info struct {
-			Algo struct {
-				Algorithm  asn1.ObjectIdentifier
-				Parameters struct {
-					KDF struct {
-						Algorithm  asn1.ObjectIdentifier
-						Parameters struct {
-							Salt       []byte
-							Iterations int
-							Rest       asn1.RawValue `asn1:"optional"`
-						}
-					}
-					Scheme asn1.RawValue
-				}
-			}
-			Data []byte
-		}
+		var info pbes2Key
 		if _, err := asn1.Unmarshal(block.Bytes, &info); err != nil {
 			t.Fatal(err)
 		}
@@ -162,24 +146,31 @@ func TestDamagedStoresRefusedBeforeDecoding(t *testing.T) {
 	}
 }
 
+// pbes2Key is an encrypted PKCS#8 key with PBES2 and PBKDF2 as the kit
+// writes it, with its derivation's parameters spelt out.
+type pbes2Key struct {
+	Algo struct {
+		Algorithm  asn1.ObjectIdentifier
+		Parameters struct {
+			KDF struct {
+				Algorithm  asn1.ObjectIdentifier
+				Parameters struct {
+					Salt       []byte
+					Iterations int
+					Rest       asn1.RawValue `asn1:"optional"`
+				}
+			}
+			Scheme asn1.RawValue
+		}
+	}
+	Data []byte
+}
+
 // pemIterations reads the PBKDF2 count of a PEM key store's encrypted key.
 func pemIterations(t *testing.T, data []byte) int {
 	t.Helper()
 	block, _ := pem.Decode(data)
-	var info struct {
-		Algo struct {
-			Algorithm  asn1.ObjectIdentifier
-			Parameters struct {
-				KDF struct {
-					Algorithm  asn1.ObjectIdentifier
-					Parameters struct {
-						Salt       []byte
-						Iterations int
-					}
-				}
-			}
-		}
-	}
+	var info pbes2Key
 	if _, err := asn1.Unmarshal(block.Bytes, &info); err != nil {
 		t.Fatal(err)
 	}
