@@ -115,6 +115,8 @@ type Client struct {
 
 	stopIO   context.CancelFunc // aborts handshakes in progress, at Close
 	refusals chan *AuthError    // definitive refusals before the first session
+
+	reads syncReads // SyncGet's shared syncs
 }
 
 // Connect opens a client and waits until it has a session, bounded by ctx

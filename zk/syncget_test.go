@@ -1,7 +1,10 @@
 package zk
 
 import (
+	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
@@ -37,5 +40,125 @@ func TestSyncGetMatchesGet(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// holdSyncReads makes c's SyncGet calls queue as if a batch were in flight
+// and returns the function that lets that batch return: the next batch
+// then goes out with every call queued meanwhile.
+func holdSyncReads(c *Client) (release func()) {
+	c.reads.mu.Lock()
+	c.reads.inFlight = true
+	c.reads.mu.Unlock()
+	return func() {
+		if batch := c.reads.following(); batch != nil {
+			go c.runSyncReads(batch)
+		}
+	}
+}
+
+func waitingReads(c *Client) int {
+	c.reads.mu.Lock()
+	defer c.reads.mu.Unlock()
+	return len(c.reads.next)
+}
+
+// TestSyncGetSharesOneSync: calls that arrive while a batch is in flight
+// go out together behind one sync, each with its own path's answer
+// (present, absent, the same path twice), and a write acknowledged before
+// they arrived is seen by all of them.
+func TestSyncGetSharesOneSync(t *testing.T) {
+	ctx := zktest.Context(t)
+	root := zktest.UniqueRoot()
+	c := connect(t, zkAddr, root)
+	for _, p := range []string{"/a", "/b", "/c"} {
+		if _, err := c.Create(ctx, p, []byte("old"+p), Persistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := holdSyncReads(c)
+	// Written through another session, acknowledged before the reads
+	// arrive.
+	other := connect(t, zkAddr, root)
+	if _, err := other.Set(ctx, "/b", []byte("new/b"), -1); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"/a", "/b", "/c", "/missing", "/a", "/b"}
+	want := []string{"old/a", "new/b", "old/c", "", "old/a", "new/b"}
+	type result struct {
+		i    int
+		data string
+		err  error
+	}
+	results := make(chan result, len(paths))
+	for i, p := range paths {
+		go func() {
+			d, _, err := c.SyncGet(ctx, p)
+			results <- result{i, string(d), err}
+		}()
+	}
+	for waitingReads(c) < len(paths) {
+		runtime.Gosched()
+	}
+	before := c.reads.batches.Load()
+	release()
+	for range paths {
+		r := <-results
+		switch {
+		case want[r.i] == "" && !errors.Is(r.err, ErrNoNode):
+			t.Errorf("SyncGet(%s) = %q, %v; want ErrNoNode", paths[r.i], r.data, r.err)
+		case want[r.i] != "" && (r.err != nil || r.data != want[r.i]):
+			t.Errorf("SyncGet(%s) = %q, %v; want %q", paths[r.i], r.data, r.err, want[r.i])
+		}
+	}
+	if n := c.reads.batches.Load() - before; n != 1 {
+		t.Errorf("%d batches for %d reads queued together, want 1", n, len(paths))
+	}
+}
+
+// TestSyncGetDropsAbandonedReads: reads whose callers gave up while a batch
+// was stuck in flight do not pile up in the waiting list, and a read that
+// is still waited for is answered once the batch returns.
+func TestSyncGetDropsAbandonedReads(t *testing.T) {
+	ctx := zktest.Context(t)
+	c := newClient(t)
+	if _, err := c.Create(ctx, "/p", []byte("data"), Persistent); err != nil {
+		t.Fatal(err)
+	}
+	release := holdSyncReads(c)
+	gone, cancel := context.WithCancel(ctx)
+	const n = compactAt + 100
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := c.SyncGet(gone, "/p"); !errors.Is(err, context.Canceled) {
+				t.Errorf("abandoned SyncGet: %v, want context.Canceled", err)
+			}
+		}()
+	}
+	for waitingReads(c) < n {
+		runtime.Gosched()
+	}
+	cancel()
+	wg.Wait()
+	done := make(chan error, 1)
+	go func() {
+		d, _, err := c.SyncGet(ctx, "/p")
+		if err == nil && string(d) != "data" {
+			err = errors.New("wrong data " + string(d))
+		}
+		done <- err
+	}()
+	for waitingReads(c) == n {
+		runtime.Gosched()
+	}
+	if w := waitingReads(c); w != 1 {
+		t.Errorf("%d reads waiting after %d callers gave up and one more arrived, want 1", w, n)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
