@@ -200,19 +200,7 @@ func TestGozkMirrorsMatchPin(t *testing.T) {
 		{"(*Conn).queueRequest", gozkQueueRequest},
 		{"(*Conn).request", gozkRequest},
 	} {
-		ft := reflect.TypeOf(tc.fn)
-		if ft.NumIn() == 0 || ft.In(0) != reflect.TypeFor[*gozk.Conn]() {
-			t.Errorf("%s: first parameter is %v, want *zk.Conn (the receiver)", tc.name, ft)
-			continue
-		}
-		var in, out []string
-		for i := 1; i < ft.NumIn(); i++ {
-			in = append(in, gozkTypeText(ft.In(i)))
-		}
-		for i := range ft.NumOut() {
-			out = append(out, gozkTypeText(ft.Out(i)))
-		}
-		if got := signatureText(in, out); got != pinnedMethods[tc.name] {
+		if got := declaredSignature(tc.fn); got != pinnedMethods[tc.name] {
 			t.Errorf("%s declared as %s, pinned %s", tc.name, got, pinnedMethods[tc.name])
 		}
 	}
@@ -231,6 +219,48 @@ func TestGozkMirrorsMatchPin(t *testing.T) {
 	if got := reflect.TypeFor[gozkRecvFunc]().String(); got != "func(*struct {}, *struct {}, error)" {
 		t.Errorf("gozkRecvFunc is %s", got)
 	}
+}
+
+// TestGozkMirrorsCheckBites: declarations that differ from the pinned
+// signatures in one type each are told apart from them.
+func TestGozkMirrorsCheckBites(t *testing.T) {
+	type reply struct {
+		zxid int64
+		err  error
+	}
+	want := pinnedMethods["(*Conn).request"]
+	for _, tc := range []struct {
+		name string
+		fn   any
+	}{
+		{"no receiver", func(int32, any, any, gozkRecvFunc) (int64, error) { return 0, nil }},
+		{"opcode type", func(*gozk.Conn, int64, any, any, gozkRecvFunc) (int64, error) { return 0, nil }},
+		{"callback type", func(*gozk.Conn, int32, any, any, func(*struct{}, error)) (int64, error) { return 0, nil }},
+		{"result", func(*gozk.Conn, int32, any, any, gozkRecvFunc) (int32, error) { return 0, nil }},
+		{"reply look-alike", func(*gozk.Conn, int32, any, any, gozkRecvFunc) <-chan reply { return nil }},
+	} {
+		if got := declaredSignature(tc.fn); got == want || got == pinnedMethods["(*Conn).queueRequest"] {
+			t.Errorf("%s: %s taken for a pinned signature", tc.name, got)
+		}
+	}
+}
+
+// declaredSignature renders the type of a linkname declaration as the
+// signature of the method it links to: the first parameter (the receiver,
+// *Conn) dropped, each stand-in read as the type it stands for.
+func declaredSignature(fn any) string {
+	ft := reflect.TypeOf(fn)
+	if ft.NumIn() == 0 || ft.In(0) != reflect.TypeFor[*gozk.Conn]() {
+		return "no *Conn receiver: " + ft.String()
+	}
+	var in, out []string
+	for i := 1; i < ft.NumIn(); i++ {
+		in = append(in, gozkTypeText(ft.In(i)))
+	}
+	for i := range ft.NumOut() {
+		out = append(out, gozkTypeText(ft.Out(i)))
+	}
+	return signatureText(in, out)
 }
 
 // gozkTypeText renders a type of zk's declarations as go-zookeeper's source
