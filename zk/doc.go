@@ -14,6 +14,13 @@
 // its own goroutine and returns when ctx ends, with ErrUnavailable wrapping
 // ctx.Err(). The abandoned request may still complete on the server.
 //
+// go-zookeeper's internals. SyncGet and AddPersistentRecursiveWatch need
+// two things its public API lacks (queueing a request without waiting for
+// the reply, and an opcode it does not know); they reach its unexported
+// request methods, from gozk_internals.go only. That file lists every fact
+// of go-zookeeper relied on; gozk_pin_test.go checks them in the module's
+// source, so an upgrade that changes one fails a test.
+//
 // Errors. Failures are *OpError values classified by the sentinels
 // ErrNoNode, ErrNodeExists, ErrBadVersion and ErrUnavailable, for use with
 // errors.Is.

@@ -3,7 +3,6 @@ package zk
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -96,7 +95,7 @@ var errRequiresSASL = errors.New("ZooKeeper requires SASL authentication and clo
 // requiresSASL recognises the -124 answer. go-zookeeper has no error value
 // for it, only the text of an unknown code.
 func requiresSASL(err error) bool {
-	return err != nil && err.Error() == fmt.Sprintf("unknown error: %d", codeSessionClosedSASL)
+	return isGozkUnknownCode(err, codeSessionClosedSASL)
 }
 
 // classify wraps a go-zookeeper or context error; nil stays nil.

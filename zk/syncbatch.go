@@ -99,14 +99,14 @@ func (c *Client) sendSyncReads(batch []*syncRead) {
 		reads []*syncRead
 	}
 	c.reads.batches.Add(1)
-	synced := connQueueRequest(c.conn, opSync, &syncRecord{Path: batch[0].full}, &syncRecord{}, nil)
+	synced := gozkQueueRequest(c.conn, opSync, &syncRecord{Path: batch[0].full}, &syncRecord{}, nil)
 	var paths []*pathRead
 	index := make(map[string]*pathRead, len(batch))
 	for _, r := range batch {
 		p := index[r.full]
 		if p == nil {
 			p = &pathRead{res: &getDataReply{}}
-			p.reply = connQueueRequest(c.conn, opGetData, &getDataRecord{Path: r.full}, p.res, nil)
+			p.reply = gozkQueueRequest(c.conn, opGetData, &getDataRecord{Path: r.full}, p.res, nil)
 			index[r.full] = p
 			paths = append(paths, p)
 		}

@@ -3,9 +3,7 @@ package zk
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
-	_ "unsafe" // for go:linkname
 
 	gozk "github.com/go-zookeeper/zk"
 )
@@ -15,38 +13,8 @@ import (
 // watches.
 var ErrWatchUnsupported = errors.New("the ZooKeeper server does not support persistent watches (3.6 or later needed)")
 
-// opAddWatch is ZooKeeper's addWatch request (3.6+), which go-zookeeper
-// v1.0.4 does not offer.
-const opAddWatch = 106
-
 // addWatchModePersistentRecursive is AddWatchMode.PERSISTENT_RECURSIVE.
 const addWatchModePersistentRecursive = 1
-
-// addWatchRequest and addWatchResponse are the jute records AddWatchRequest
-// (path, mode) and ErrorResponse (err); go-zookeeper encodes exported
-// fields in order.
-type addWatchRequest struct {
-	Path string
-	Mode int32
-}
-
-type addWatchResponse struct {
-	Err int32
-}
-
-// connRequest is go-zookeeper's unexported (*Conn).request, which every
-// exported call goes through: it queues one request with the given opcode
-// on the connection, waits for the reply and decodes it into res. The last
-// parameter is an internal callback; only nil is passed. The signature is
-// checked against go-zookeeper v1.0.4, which go.mod pins;
-// TestGoZookeeperVersionPinned fails on any other version.
-//
-//go:linkname connRequest github.com/go-zookeeper/zk.(*Conn).request
-func connRequest(c *gozk.Conn, opcode int32, req any, res any, recvFunc func(*struct{}, *struct{}, error)) (int64, error)
-
-// errCodeUnimplemented is ZooKeeper's Code.UNIMPLEMENTED, which go-zookeeper
-// reports as "unknown error: -6".
-const errCodeUnimplemented = "-6"
 
 // AddPersistentRecursiveWatch sets a persistent recursive watch on path
 // (logical) and every znode below it, present or future: each creation,
@@ -54,14 +22,16 @@ const errCodeUnimplemented = "-6"
 // until the connection is lost. go-zookeeper does not set such a watch
 // again after a reconnect, so a user sets it again when a session event
 // with state StateHasSession arrives. The path need not exist.
+// go-zookeeper has no addWatch, so the request goes through gozkRequest
+// (gozk_internals.go).
 func (c *Client) AddPersistentRecursiveWatch(ctx context.Context, path string) error {
 	full, err := c.checkPath("addWatch", path)
 	if err != nil {
 		return err
 	}
 	_, err = call(ctx, c, "addWatch", full, func() (struct{}, error) {
-		_, err := connRequest(c.conn, opAddWatch, &addWatchRequest{Path: full, Mode: addWatchModePersistentRecursive}, &addWatchResponse{}, nil)
-		if err != nil && strings.HasSuffix(err.Error(), errCodeUnimplemented) {
+		_, err := gozkRequest(c.conn, opAddWatch, &addWatchRequest{Path: full, Mode: addWatchModePersistentRecursive}, &addWatchResponse{}, nil)
+		if isGozkUnknownCode(err, codeUnimplemented) {
 			err = ErrWatchUnsupported
 		}
 		return struct{}{}, err

@@ -1,8 +1,6 @@
 package zk
 
 import (
-	"os"
-	"strings"
 	"testing"
 
 	gozk "github.com/go-zookeeper/zk"
@@ -95,28 +93,5 @@ func TestOnEventBeforeReply(t *testing.T) {
 		default:
 			t.Fatalf("change %d: sync returned before the notification was delivered", i)
 		}
-	}
-}
-
-// TestGoZookeeperVersionPinned: AddPersistentRecursiveWatch reaches into
-// go-zookeeper's unexported (*Conn).request, whose signature is checked
-// only for v1.0.4. An upgrade must check it again (and update this test).
-func TestGoZookeeperVersionPinned(t *testing.T) {
-	mod, err := os.ReadFile("../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var version string
-	for _, line := range strings.Split(string(mod), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "github.com/go-zookeeper/zk" {
-			version = f[1]
-		}
-		if len(f) >= 2 && f[0] == "replace" && f[1] == "github.com/go-zookeeper/zk" {
-			t.Fatalf("go-zookeeper is replaced (%s): check connRequest's signature in zk/watch.go", line)
-		}
-	}
-	if version != "v1.0.4" {
-		t.Fatalf("go-zookeeper is %q: check connRequest's signature against (*Conn).request in zk/watch.go", version)
 	}
 }
