@@ -160,10 +160,7 @@ type manyChild struct {
 // answered 200, timing that from the process's start.
 func startManyChild(tb testing.TB, root, dir string) *manyChild {
 	tb.Helper()
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	port := zktest.LoopbackPort(tb)
 	m := &manyChild{metrics: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	kv := strings.Join([]string{
 		app.KeyMetricsReporters + "=prometheus",

@@ -235,21 +235,11 @@ func testAdvertisedListeners(t *testing.T) {
 	}
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
 // testTabletListeners: the tablet endpoints bind where the key says, in
 // the listeners' order whatever the key's, and each answers as a
 // TABLET_SERVER.
 func testTabletListeners(t *testing.T) {
-	port := freePort(t)
+	port := zktest.LoopbackPort(t)
 	srv := startFromKeys(t, map[string]string{
 		app.KeyBindListeners:   "FLUSS://127.0.0.1:0,CLIENT://127.0.0.1:0",
 		app.KeyTabletListeners: fmt.Sprintf("CLIENT://127.0.0.1:0,FLUSS://127.0.0.1:%d", port),

@@ -50,16 +50,6 @@ func buildSidecar(t *testing.T) string {
 	return bin
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
 // sidecarProc is one `fluss-sidecar serve` process, restartable on the
 // ports it was given.
 type sidecarProc struct {
@@ -81,8 +71,8 @@ func newSidecar(t *testing.T, name, bin string, kv map[string]string) *sidecarPr
 	for k, v := range kv {
 		p.kv[k] = v
 	}
-	p.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	p.metricsPort = freePort(t)
+	p.addr = fmt.Sprintf("127.0.0.1:%d", zktest.LoopbackPort(t))
+	p.metricsPort = zktest.LoopbackPort(t)
 	p.kv["bind.listeners"] = "FLUSS://" + p.addr
 	p.kv["metrics.reporters"] = "prometheus"
 	p.kv["metrics.reporter.prometheus.port"] = strconv.Itoa(p.metricsPort)

@@ -216,13 +216,10 @@ func TestContextAndClose(t *testing.T) {
 }
 
 func TestConnectNoServer(t *testing.T) {
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := zktest.LoopbackPort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, err = Connect(ctx, Config{Address: "127.0.0.1:" + strconv.Itoa(port)})
+	_, err := Connect(ctx, Config{Address: "127.0.0.1:" + strconv.Itoa(port)})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v", err)
 	}

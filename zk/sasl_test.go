@@ -325,10 +325,7 @@ func TestSASLAgainstServerWithoutSASL(t *testing.T) {
 // the credentials: Connect keeps trying until a SASL server comes up on the
 // port, then authenticates.
 func TestSASLRetriesRefusedTCP(t *testing.T) {
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := zktest.LoopbackPort(t)
 	cfg, err := zktest.SASLServerConfig(t.TempDir(), testUsers(), zktest.SASLEnforced)
 	if err != nil {
 		t.Fatal(err)

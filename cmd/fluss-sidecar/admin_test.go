@@ -178,10 +178,7 @@ func TestAdminCommandErrors(t *testing.T) {
 		t.Errorf("no zookeeper.address: %d %s", code, stderr)
 	}
 	// ZooKeeper unreachable (a closed loopback port): exit 1, JSON error.
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := zktest.LoopbackPort(t)
 	_, stderr, code := runCLI("offsets", "list", "-Dremote.data.dir="+t.TempDir(),
 		"-Dzookeeper.address=127.0.0.1:"+strconv.Itoa(port), "-Dzookeeper.client.connection-timeout=1 s", "--timeout", "3s")
 	if code != 1 || !strings.Contains(stderr, `"error"`) {

@@ -120,10 +120,7 @@ func measureLargeRegister(t *testing.T, base int64, concurrent int, bound float6
 	var extra []string
 	profileDir, heapURL := os.Getenv(profileDirEnv), ""
 	if profileDir != "" {
-		port, err := zktest.FreePort("127.0.0.1")
-		if err != nil {
-			t.Fatal(err)
-		}
+		port := zktest.LoopbackPort(t)
 		// gc=1: the profile covers every allocation until now, not only
 		// those until the last collection.
 		heapURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", port)

@@ -94,14 +94,8 @@ func TestImageServes(t *testing.T) {
 	root := unpack(t, img)
 	uid, gid := imageUser(t, img)
 
-	rpcPort, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsPort, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rpcPort := zktest.LoopbackPort(t)
+	metricsPort := zktest.LoopbackPort(t)
 	cmdLine := entrypointCmd(img)
 	cfgFile, err := configFileArg(cmdLine)
 	if err != nil {

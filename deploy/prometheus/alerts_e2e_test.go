@@ -84,10 +84,7 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := zktest.LoopbackPort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	p := &promServer{addr: addr, log: &syncbuf.Buffer{}}
 	cmd := exec.Command(bin,

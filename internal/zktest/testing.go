@@ -84,3 +84,14 @@ func Context(tb testing.TB) context.Context {
 	tb.Cleanup(cancel)
 	return ctx
 }
+
+// LoopbackPort returns a port on 127.0.0.1 that was free a moment ago,
+// failing tb when none can be had.
+func LoopbackPort(tb testing.TB) int {
+	tb.Helper()
+	port, err := FreePort("127.0.0.1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return port
+}
