@@ -114,11 +114,17 @@ func decodeTable(b []byte) (t producer.TableInput, ok bool) {
 	}
 	// An array costs 8 bytes a bucket id, a list 32 bytes a bucket: the
 	// array is taken unless the ids are sparse.
-	if asArray && n > 0 && lastID < 4*int64(n) {
-		return decodeTableArray(b, int(lastID)+1)
+	array := asArray && n > 0 && lastID < 4*int64(n)
+	var slab []int64
+	if array {
+		t.ByBucket = make([]int64, lastID+1)
+		for i := range t.ByBucket {
+			t.ByBucket[i] = -1
+		}
+	} else {
+		t.Buckets = make([]producer.BucketInput, 0, n)
+		slab = make([]int64, 0, vals)
 	}
-	t.Buckets = make([]producer.BucketInput, 0, n)
-	slab := make([]int64, 0, vals)
 	hasID := false
 	for len(b) > 0 {
 		num, typ, k := protowire.ConsumeTag(b)
@@ -127,6 +133,11 @@ func decodeTable(b []byte) (t producer.TableInput, ok bool) {
 		case num == tblTableID && typ == protowire.VarintType:
 			v, m := protowire.ConsumeVarint(b)
 			t.TableID, hasID = int64(v), true
+			b = b[m:]
+		case num == tblBuckets && typ == protowire.BytesType && array:
+			v, m := protowire.ConsumeBytes(b)
+			f, _ := bucketFields(v) // checked by the first pass
+			t.ByBucket[int32(f.bucket)] = int64(f.off)
 			b = b[m:]
 		case num == tblBuckets && typ == protowire.BytesType:
 			v, m := protowire.ConsumeBytes(b)
@@ -135,37 +146,6 @@ func decodeTable(b []byte) (t producer.TableInput, ok bool) {
 				return t, false
 			}
 			t.Buckets = append(t.Buckets, bi)
-			b = b[m:]
-		case num == tblTableID || num == tblBuckets:
-			return t, false
-		default:
-			b = b[protowire.ConsumeFieldValue(num, typ, b):]
-		}
-	}
-	return t, hasID
-}
-
-// decodeTableArray decodes a table entry whose buckets decodeTable found
-// plain, in ascending id order below size and each with an offset, into
-// ByBucket.
-func decodeTableArray(b []byte, size int) (t producer.TableInput, ok bool) {
-	t.ByBucket = make([]int64, size)
-	for i := range t.ByBucket {
-		t.ByBucket[i] = -1
-	}
-	hasID := false
-	for len(b) > 0 {
-		num, typ, k := protowire.ConsumeTag(b)
-		b = b[k:]
-		switch {
-		case num == tblTableID && typ == protowire.VarintType:
-			v, m := protowire.ConsumeVarint(b)
-			t.TableID, hasID = int64(v), true
-			b = b[m:]
-		case num == tblBuckets && typ == protowire.BytesType:
-			v, m := protowire.ConsumeBytes(b)
-			f, _ := bucketFields(v)
-			t.ByBucket[int32(f.bucket)] = int64(f.off)
 			b = b[m:]
 		case num == tblTableID || num == tblBuckets:
 			return t, false
