@@ -18,7 +18,12 @@
 // root and one remote.data.dir, and run each fault scenario for a few
 // seconds. LINCHECK_LONG=1 (make lincheck) runs every scenario longer and
 // with more faults; LINCHECK_KV="key=value;..." adds sidecar settings to
-// every sidecar (for example sidecar.snapshot-cache.max-bytes=0).
+// every sidecar (for example sidecar.snapshot-cache.max-bytes=0);
+// LINCHECK_LOGS=dir keeps the sidecars' logs there (set
+// sidecar.log.level=debug through LINCHECK_KV to see their sessions and
+// watches). After a scenario on a ZooKeeper ensemble, each member is read
+// on its own after a sync: members that disagree are reported as a
+// ZooKeeper divergence, which no client could have hidden.
 //
 // The package holds no production code: nothing outside its tests imports
 // it.

@@ -108,11 +108,28 @@ type sidecarProc struct {
 	addr  string
 }
 
+// logsEnv names a directory where the sidecars' logs are kept after the
+// test (one subdirectory per test); without it they go to t.TempDir and are
+// removed with it.
+const logsEnv = "LINCHECK_LOGS"
+
+func logDir(t testing.TB) string {
+	root := os.Getenv(logsEnv)
+	if root == "" {
+		return t.TempDir()
+	}
+	dir := filepath.Join(root, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("%s: %v", logsEnv, err)
+	}
+	return dir
+}
+
 // startSidecar runs a sidecar with configuration kv (bind.listeners is
 // chosen here) and stops it when the test ends.
 func startSidecar(t testing.TB, name string, kv map[string]string) *sidecarProc {
 	t.Helper()
-	p := &sidecarProc{t: t, name: name, kv: map[string]string{}, log: filepath.Join(t.TempDir(), "sidecar-"+name+".log")}
+	p := &sidecarProc{t: t, name: name, kv: map[string]string{}, log: filepath.Join(logDir(t), "sidecar-"+name+".log")}
 	for k, v := range kv {
 		p.kv[k] = v
 	}

@@ -184,6 +184,9 @@ func runPlan(t *testing.T, p plan) result {
 	}
 	drive(ctx, h, targets, ids, snaps, cnt, 0)
 	wg.Wait()
+	if r.ensemble != nil {
+		checkEnsembleAgrees(t, r.ensemble, root)
+	}
 
 	res := result{ops: h.Operations(), cnt: cnt, excuse: p.excuse}
 	for _, name := range sortedKeys(cnt) {
