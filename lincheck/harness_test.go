@@ -81,7 +81,9 @@ func runChild() int {
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	a, err := app.Start(ctx, s, app.Options{})
+	// The parent sends stderr to the sidecar's log file.
+	log := app.NewLogger("sidecar", s.LogLevel, s.Ops.LogFormat, os.Stderr)
+	a, err := app.Start(ctx, s, app.Options{Logger: log})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

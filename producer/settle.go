@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
@@ -29,50 +30,38 @@ type write struct {
 // back showed it was not applied.
 const settleAttempts = 3
 
-// create creates the znode for s, settling unknown outcomes: after a failure
-// that may have been applied, the znode is read back after Sync. Holding
-// exactly s (same expiration, same UUID-named files) means the create was
-// applied; another snapshot means another writer won; no znode means it was
-// not applied, and the same bytes are sent again, so a late application of
-// the first attempt can only make the retry fail, never make two snapshots.
+// create creates the znode for s, settling an unknown outcome by reading
+// the znode back after Sync: holding exactly s (same expiration, same
+// UUID-named files) means the create was applied; another snapshot means
+// another writer won, before or after ours. No znode settles nothing: the
+// create may never have been applied, or it may have been applied and then
+// deleted by another writer that found it, files and all. Sending s again
+// would bring such a snapshot back, naming files that are gone, and undo a
+// delete already acknowledged, so the outcome stays unknown (the files stay
+// for orphan cleanup) and the client's retry decides afresh. Only create
+// has this ambiguity: the state it starts from, no znode, can come back,
+// while replace and delete start from an incarnation at a version that,
+// once changed, never returns.
 func (r *Registry) create(ctx context.Context, id string, s offsets.Snapshot) write {
-	var w write
-	for try := 0; try < settleAttempts; try++ {
-		created, err := r.snapshots.CreateSnapshot(ctx, id, s)
-		if err == nil {
-			if !created && w.uncertain {
-				// NodeExists after an unknown attempt: whose znode is it?
-				cur, _, found, serr := r.readSettled(ctx, id)
-				if serr != nil {
-					w.err = unknownOutcome(serr)
-					return w
-				}
-				if !found {
-					continue // deleted in between: nothing of ours is there
-				}
-				w.applied = cur.Equal(s)
-				return w
-			}
-			w.applied = created
-			return w
-		}
-		if !storeerr.OutcomeUnknown(err) {
-			w.err = err
-			return w
-		}
-		w.uncertain = true
-		r.log.Warn("snapshot create interrupted; reading it back", "producer_id", id, "error", err)
-		cur, _, found, serr := r.readSettled(ctx, id)
-		if serr != nil {
-			w.err = unknownOutcome(serr)
-			return w
-		}
-		if found {
-			w.applied = cur.Equal(s)
-			return w
-		}
+	created, err := r.snapshots.CreateSnapshot(ctx, id, s)
+	if err == nil {
+		return write{applied: created}
 	}
-	w.err = unknownOutcome(errors.New("the create could not be settled: the znode kept disappearing"))
+	if !storeerr.OutcomeUnknown(err) {
+		return write{err: err}
+	}
+	w := write{uncertain: true}
+	r.log.Warn("snapshot create interrupted; reading it back", "producer_id", id, "error", err)
+	cur, _, found, serr := r.readSettled(ctx, id)
+	switch {
+	case serr != nil:
+		w.err = unknownOutcome(serr)
+	case found:
+		w.applied = cur.Equal(s)
+	default:
+		w.err = unknownOutcome(fmt.Errorf("no snapshot is there after a create whose outcome was unknown: it was never applied, "+
+			"or applied and deleted since by another writer; retry to register: %w", err))
+	}
 	return w
 }
 
