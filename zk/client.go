@@ -117,6 +117,12 @@ type Client struct {
 	refusals chan *AuthError    // definitive refusals before the first session
 
 	reads syncReads // SyncGet's shared syncs
+
+	// connNum numbers the connections (it changes when one is made or
+	// lost) and role is what the current one's server is (barrier.go);
+	// both under mu.
+	connNum uint64
+	role    serverRole
 }
 
 // Connect opens a client and waits until it has a session, bounded by ctx
@@ -254,6 +260,11 @@ func (c *Client) onEvent(ev gozk.Event) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	switch ev.State {
+	case gozk.StateHasSession, gozk.StateDisconnected, gozk.StateExpired:
+		c.connNum++
+		c.role = roleUnknown
+	}
 	switch ev.State {
 	case gozk.StateExpired:
 		c.expiredSeen = true
@@ -673,10 +684,7 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = call(ctx, c, "sync", full, func() (string, error) {
-		return c.conn.Sync(full)
-	})
-	return err
+	return c.barrier(ctx, full)
 }
 
 // zkLogger routes go-zookeeper's log lines to hclog.

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -99,7 +100,21 @@ func (c *Client) sendSyncReads(batch []*syncRead) {
 		reads []*syncRead
 	}
 	c.reads.batches.Add(1)
-	synced := gozkQueueRequest(c.conn, opSync, &syncRecord{Path: batch[0].full}, &syncRecord{}, nil)
+	// On the leader a sync is no barrier: a write is sent first, and the
+	// reads after its reply (barrier.go).
+	n, role := c.barrierRole(context.Background())
+	var synced <-chan queuedReply
+	if role == roleLeader {
+		if err := c.writeBarrier(context.Background()); err != nil {
+			for _, r := range batch {
+				r.err = err
+				close(r.done)
+			}
+			return
+		}
+	} else {
+		synced = gozkQueueRequest(c.conn, opSync, &syncRecord{Path: batch[0].full}, &syncRecord{}, nil)
+	}
 	var paths []*pathRead
 	index := make(map[string]*pathRead, len(batch))
 	for _, r := range batch {
@@ -112,12 +127,19 @@ func (c *Client) sendSyncReads(batch []*syncRead) {
 		}
 		p.reads = append(p.reads, r)
 	}
-	s := <-synced
+	var s queuedReply
+	if synced != nil {
+		s = <-synced
+	}
 	for _, p := range paths {
 		g := <-p.reply
 		err := g.err
 		if s.err != nil && !errors.Is(s.err, gozk.ErrNoNode) {
 			err = s.err // the read may not follow a completed sync
+		}
+		if now, _ := c.connection(); err == nil && now != n {
+			// Sent on a connection whose server's role was not asked.
+			err = errConnectionChanged
 		}
 		for i, r := range p.reads {
 			if err == nil {
