@@ -31,17 +31,15 @@ type write struct {
 const settleAttempts = 3
 
 // create creates the znode for s, settling an unknown outcome by reading
-// the znode back after Sync: holding exactly s (same expiration, same
-// UUID-named files) means the create was applied; another snapshot means
-// another writer won, before or after ours. No znode settles nothing: the
-// create may never have been applied, or it may have been applied and then
-// deleted by another writer that found it, files and all. Sending s again
-// would bring such a snapshot back, naming files that are gone, and undo a
-// delete already acknowledged, so the outcome stays unknown (the files stay
-// for orphan cleanup) and the client's retry decides afresh. Only create
-// has this ambiguity: the state it starts from, no znode, can come back,
-// while replace and delete start from an incarnation at a version that,
-// once changed, never returns.
+// the znode back after Sync. Holding exactly s (same expiration, same
+// UUID-named files) means the create was applied. Anything else settles
+// nothing: no znode, or another writer's, may mean that ours was never
+// applied, or that it was applied and then found, deleted (files and all)
+// or replaced by another writer. Sending s again would revive a snapshot
+// whose files are gone and undo an acknowledged delete; answering "another
+// writer won" would deny a snapshot that clients may already have read. So
+// the outcome stays unknown (the files stay for orphan cleanup) and the
+// client's retry decides afresh.
 func (r *Registry) create(ctx context.Context, id string, s offsets.Snapshot) write {
 	created, err := r.snapshots.CreateSnapshot(ctx, id, s)
 	if err == nil {
@@ -50,38 +48,47 @@ func (r *Registry) create(ctx context.Context, id string, s offsets.Snapshot) wr
 	if !storeerr.OutcomeUnknown(err) {
 		return write{err: err}
 	}
-	w := write{uncertain: true}
 	r.log.Warn("snapshot create interrupted; reading it back", "producer_id", id, "error", err)
+	return r.settleUnknown(ctx, id, s, "create", err)
+}
+
+// settleUnknown reads back the snapshot after a write of s whose outcome
+// was unknown (err) and no attempt since was applied: s there means
+// applied; anything else leaves the outcome unknown (create explains why).
+func (r *Registry) settleUnknown(ctx context.Context, id string, s offsets.Snapshot, op string, err error) write {
+	w := write{uncertain: true}
 	cur, _, found, serr := r.readSettled(ctx, id)
 	switch {
 	case serr != nil:
 		w.err = unknownOutcome(serr)
-	case found:
-		w.applied = cur.Equal(s)
+	case found && cur.Equal(s):
+		w.applied = true
 	default:
-		w.err = unknownOutcome(fmt.Errorf("no snapshot is there after a create whose outcome was unknown: it was never applied, "+
-			"or applied and deleted since by another writer; retry to register: %w", err))
+		what := "no snapshot is there"
+		if found {
+			what = "another snapshot is there"
+		}
+		w.err = unknownOutcome(fmt.Errorf("after a %s whose outcome was unknown %s: it was never applied, "+
+			"or applied and then changed by another writer; retry to learn the state: %w", op, what, err))
 	}
 	return w
 }
 
 // replace overwrites the expired incarnation inc with s in place, settling
-// unknown outcomes as create does: s read back means applied; inc still
-// there unchanged means not applied, and it is sent again; anything else
-// means another writer changed the snapshot.
+// unknown outcomes by reading back: s there means applied; inc still there
+// at its version means not applied (a replace raises the version, which
+// never comes back), and it is sent again; anything else leaves the outcome
+// unknown, as for create.
 func (r *Registry) replace(ctx context.Context, id string, inc offsets.Incarnation, s offsets.Snapshot) write {
 	var w write
+	var first error // the first unknown outcome
 	for try := 0; try < settleAttempts; try++ {
 		replaced, err := r.snapshots.ReplaceSnapshotIf(ctx, id, inc, s)
 		if err == nil {
 			if !replaced && w.uncertain {
-				cur, _, found, serr := r.readSettled(ctx, id)
-				if serr != nil {
-					w.err = unknownOutcome(serr)
-					return w
-				}
-				w.applied = found && cur.Equal(s)
-				return w
+				// Not applied now, after an attempt read back as not
+				// applied: whatever is there, ours is not, or is no longer.
+				return r.settleUnknown(ctx, id, s, "replace", first)
 			}
 			w.applied = replaced
 			return w
@@ -91,20 +98,22 @@ func (r *Registry) replace(ctx context.Context, id string, inc offsets.Incarnati
 			return w
 		}
 		w.uncertain = true
+		if first == nil {
+			first = err
+		}
 		r.log.Warn("snapshot replace interrupted; reading it back", "producer_id", id, "error", err)
 		cur, curInc, found, serr := r.readSettled(ctx, id)
-		if serr != nil {
+		switch {
+		case serr != nil:
 			w.err = unknownOutcome(serr)
 			return w
-		}
-		switch {
 		case found && cur.Equal(s):
 			w.applied = true
 			return w
 		case found && curInc == inc:
-			continue // not applied; the incarnation is still there
+			continue // not applied; the incarnation is still there at its version
 		default:
-			return w
+			return r.settleUnknown(ctx, id, s, "replace", err)
 		}
 	}
 	w.err = unknownOutcome(errors.New("the replace could not be settled"))
