@@ -27,8 +27,8 @@ func testSecurity(users map[string]string) (wire.API, wire.GateFunc, func(*wire.
 	auth := wire.API{
 		Key: messages.KeyAuthenticate, Name: "AUTHENTICATE",
 		NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
-		Handle: func(_ context.Context, s *wire.Session, req proto.Message) (proto.Message, error) {
-			tok, err := authz.ParsePlainToken(req.(*messages.AuthenticateRequest).GetToken())
+		Handle: func(_ context.Context, s *wire.Session, r *wire.Request) (proto.Message, error) {
+			tok, err := authz.ParsePlainToken(r.Msg.(*messages.AuthenticateRequest).GetToken())
 			if err != nil {
 				return nil, flusserr.New(flusserr.AuthenticateException, err.Error())
 			}

@@ -64,7 +64,7 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 		{
 			name: "forwarded, answered at the Forward hook's Flush",
 			cfg: func(*Budget) ServerConfig {
-				return ServerConfig{MaxInFlightPerConn: 1, Forward: &holdingForwarder{}}
+				return ServerConfig{MaxInFlightPerConn: 1, Forward: (&holdingForwarder{}).forwarder(nil)}
 			},
 			hold: func(t *testing.T, ctl *control, _ *Budget, rc *rawConn) (func(), []int32) {
 				rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))

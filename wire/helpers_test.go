@@ -87,7 +87,7 @@ func testAPIs(ctl *control) []API {
 	var mux *Mux
 	apis := []API{
 		{Key: messages.KeyAPIVersions, Name: "API_VERSIONS", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+			Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 				resp := &messages.ApiVersionsResponse{}
 				for _, a := range mux.Versions() {
 					resp.ApiVersions = append(resp.ApiVersions, &messages.PbApiVersion{
@@ -97,11 +97,12 @@ func testAPIs(ctl *control) []API {
 				return resp, nil
 			}},
 		{Key: keyEcho, Name: "ECHO", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
-				return req, nil
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				return r.Msg, nil
 			}},
 		{Key: keySlow, Name: "SLOW", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				req := r.Msg
 				ctl.slowStarted <- struct{}{}
 				select {
 				case <-ctl.release:
@@ -111,8 +112,8 @@ func testAPIs(ctl *control) []API {
 				}
 			}},
 		{Key: keyFail, Name: "FAIL", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
-				switch req.(*messages.ApiVersionsRequest).GetClientSoftwareName() {
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				switch r.Msg.(*messages.ApiVersionsRequest).GetClientSoftwareName() {
 				case "code63":
 					return nil, flusserr.New(flusserr.InvalidProducerID, "Invalid producer ID 'a b': bad char")
 				case "wrapped21":
@@ -137,11 +138,11 @@ func testAPIs(ctl *control) []API {
 				return nil, errors.New("unknown failure mode")
 			}},
 		{Key: keyVersions, Name: "VERSIONED", MinVersion: 1, MaxVersion: 2, NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
-				return req, nil
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				return r.Msg, nil
 			}},
 		{Key: keyCtx, Name: "CTX", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+			Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 				ctl.ctxStarted <- struct{}{}
 				<-ctx.Done()
 				ctl.ctxDone <- ctx.Err()

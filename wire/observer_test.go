@@ -74,9 +74,9 @@ func (r *recorder) waitDone(t *testing.T, id int32) RequestDone {
 }
 
 // TestObserver: every request is started and done once, with its size,
-// code, producer id and whether it was served here or passed on; errors
-// this server made are logged at WARN with their code, passed-on ones are
-// not.
+// code, subject (a producer id) and whether it was served here or passed
+// on; errors this server made are logged at WARN with their code,
+// passed-on ones are not.
 func TestObserver(t *testing.T) {
 	rec := newRecorder()
 	fw := &holdingForwarder{}
@@ -93,10 +93,11 @@ func TestObserver(t *testing.T) {
 	}
 	apis := append(testAPIs(newControl()), API{Key: 1053, Name: "REGISTER_PRODUCER_OFFSETS",
 		NewRequest: func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
-		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+		Subject:    Subject{Key: "producer_id", Of: registerProducerID},
+		Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 			return nil, flusserr.New(flusserr.InvalidProducerID, "bad id")
 		}})
-	_, addr := startServer(t, ServerConfig{Mux: NewMux(apis...), Logger: log, Gate: gate, RawFallback: raw, Forward: fw, Observer: rec}, nil)
+	_, addr := startServer(t, ServerConfig{Mux: NewMux(apis...), Logger: log, Gate: gate, Forward: fw.forwarder(raw), Observer: rec}, nil)
 	r := dialRaw(t, addr)
 
 	echo := mustMarshal(t, echoReq("local"))
@@ -150,7 +151,7 @@ func TestObserver(t *testing.T) {
 		if size := rec.started[tt.id]; size != requestHeaderSize+len(tt.body) || d.Size != size {
 			t.Errorf("id %d: started size %d, done size %d, want %d", tt.id, size, d.Size, requestHeaderSize+len(tt.body))
 		}
-		if d.Local != tt.local || d.Code != tt.code || d.ProducerID != tt.pid || d.Header.APIKey != tt.key {
+		if d.Local != tt.local || d.Code != tt.code || d.Subject != tt.pid || d.Header.APIKey != tt.key {
 			t.Errorf("id %d: %+v, want local=%v code=%v pid=%q", tt.id, d, tt.local, tt.code, tt.pid)
 		}
 		if d.Passed != tt.passed {
@@ -210,5 +211,47 @@ func TestObserverRefused(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.refused) != 1 || rec.refused[0] != "limit" || rec.accepted != 1 {
 		t.Fatalf("refused %v accepted %d", rec.refused, rec.accepted)
+	}
+}
+
+// registerProducerID is a test Subject: the producer_id of a
+// RegisterProducerOffsetsRequest body.
+func registerProducerID(body []byte) string {
+	var req messages.RegisterProducerOffsetsRequest
+	proto.UnmarshalOptions{AllowPartial: true}.Unmarshal(body, &req)
+	return req.GetProducerId()
+}
+
+// TestSubjectIsBounded: the subject a request's log line and RequestDone
+// carry is cut like an echo, whether the body was decoded, left raw
+// (RawBody) or answered by Quick.
+func TestSubjectIsBounded(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	want := strings.Repeat("x", 256) + "... (1048576 bytes in all)"
+	subject := Subject{Key: "producer_id", Of: registerProducerID}
+	newReq := func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} }
+	answer := func(context.Context, *Session, *Request) (proto.Message, error) {
+		return &messages.RegisterProducerOffsetsResponse{}, nil
+	}
+	mux := NewMux(
+		API{Key: 1053, Name: "DECODED", NewRequest: newReq, Subject: subject, Handle: answer},
+		API{Key: 1054, Name: "RAW", NewRequest: newReq, Subject: subject, RawBody: true, Handle: answer},
+		API{Key: 1055, Name: "QUICK", NewRequest: newReq, Subject: subject, Handle: answer,
+			Quick: Quick{Answer: func(_ *Session, _ int16, body, dst []byte) ([]byte, string, bool) {
+				return dst, registerProducerID(body), true
+			}}},
+	)
+	rec := newRecorder()
+	_, addr := startServer(t, ServerConfig{Mux: mux, Observer: rec, MaxFrameSize: 4 << 20}, nil)
+	c := dialClient(t, addr)
+	body := marshalPartial(t, &messages.RegisterProducerOffsetsRequest{ProducerId: &long})
+	for _, key := range []messages.Key{1053, 1054, 1055} {
+		r, err := c.CallRaw(testCtx(t), key, 0, body)
+		if err != nil || r.Type != ResponseSuccess {
+			t.Fatalf("key %d: %v %v", key, err, r.Err())
+		}
+		if d := rec.waitDone(t, r.RequestID); d.Subject != want || d.SubjectKey != "producer_id" {
+			t.Fatalf("key %d: subject of %d bytes under %q, want %d bytes under producer_id", key, len(d.Subject), d.SubjectKey, len(want))
+		}
 	}
 }

@@ -19,14 +19,19 @@ import (
 const keyQuick messages.Key = 9010
 
 // quickAPI serves ApiVersionsRequests whose client_software_name starts
-// with "quick" from its Quick hook (answering the request echoed, as
+// with "quick" from its Quick path (answering the request echoed, as
 // Handle does), panics in Quick for "panic", and declines the rest, which
-// Handle echoes. It counts both paths.
+// Handle echoes. It counts both paths. Its Subject is the name.
 func quickAPI(quick, handled *atomic.Int64) API {
 	return API{
 		Key: keyQuick, Name: "QUICK", MinVersion: 0, MaxVersion: 1,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Quick: func(s *Session, version int16, body, dst []byte) ([]byte, string, bool) {
+		Subject: Subject{Key: "client", Of: func(body []byte) string {
+			var req messages.ApiVersionsRequest
+			proto.Unmarshal(body, &req)
+			return req.GetClientSoftwareName()
+		}},
+		Quick: Quick{Answer: func(s *Session, version int16, body, dst []byte) ([]byte, string, bool) {
 			var req messages.ApiVersionsRequest
 			if proto.Unmarshal(body, &req) != nil {
 				return append(dst, "garbage that must be discarded"...), "", false
@@ -40,10 +45,10 @@ func quickAPI(quick, handled *atomic.Int64) API {
 			}
 			quick.Add(1)
 			return append(dst, body...), name, true
-		},
-		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+		}},
+		Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
 			handled.Add(1)
-			return req, nil
+			return r.Msg, nil
 		},
 	}
 }
@@ -99,12 +104,12 @@ func TestQuickAnswersAndDeclines(t *testing.T) {
 		t.Fatalf("after the panic: %v %v", err, r.Err())
 	}
 	// Quick answers are traced like any other: started and done, with the
-	// producer id Quick named. RequestDone is told before the answer is
+	// subject Quick named. RequestDone is told before the answer is
 	// sent, so it is there now.
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	d, ok := obs.done[r.RequestID]
-	if !ok || d.ProducerID != "quick-3" || d.API != "QUICK" || !d.Local || d.Code != flusserr.None {
+	if !ok || d.Subject != "quick-3" || d.SubjectKey != "client" || d.API != "QUICK" || !d.Local || d.Code != flusserr.None {
 		t.Fatalf("trace of the quick answer: %+v (found %v)", d, ok)
 	}
 	if len(obs.started) != len(obs.done) || obs.doneRequests != len(tests)+1 {
@@ -250,12 +255,13 @@ func (w *testWaiter) Err() error            { return w.err }
 func (w *testWaiter) settle(err error)      { w.err = err; close(w.done) }
 func waitingAPI(quick, handled *atomic.Int64, waiters chan *testWaiter) API {
 	api := quickAPI(quick, handled)
-	api.QuickWait = func(*Session, int16, []byte) Waiter {
+	api.Quick.Wait = func(*Session, int16, []byte) Waiter {
 		w := newTestWaiter()
 		waiters <- w
 		return w
 	}
-	api.Handle = func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+	api.Handle = func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+		req := r.Msg
 		if _, ok := Arrival(ctx); !ok {
 			return nil, fmt.Errorf("the handler was not told when its request arrived")
 		}
@@ -335,7 +341,7 @@ func TestQuickWaitSharedRound(t *testing.T) {
 	round := newTestWaiter()
 	asked := make(chan struct{}, 200)
 	api := quickAPI(&quick, &handled)
-	api.QuickWait = func(*Session, int16, []byte) Waiter {
+	api.Quick.Wait = func(*Session, int16, []byte) Waiter {
 		asked <- struct{}{}
 		return round
 	}

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -435,7 +434,7 @@ func TestGateAndSession(t *testing.T) {
 	var sessions sync.Map // ConnID -> *Session seen by the handler
 	mux := NewMux(append(testAPIs(newControl()), API{
 		Key: 1038, Name: "AUTHENTICATE", NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
-		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+		Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 			sessions.Store(s.ConnID, s)
 			s.SetIdentity("alice", true)
 			return &messages.AuthenticateResponse{Challenge: []byte{}}, nil
@@ -466,53 +465,6 @@ func TestGateAndSession(t *testing.T) {
 		}
 		return true
 	})
-}
-
-func TestFallback(t *testing.T) {
-	fallback := func(ctx context.Context, s *Session, h RequestHeader, body []byte) ([]byte, error) {
-		switch h.APIKey {
-		case 1012:
-			return append([]byte("proxied:"), body...), nil
-		case 1013:
-			return nil, flusserr.New(flusserr.NotCoordinatorLeader, "")
-		}
-		return nil, errors.New("upstream unreachable")
-	}
-	_, addr := startServer(t, ServerConfig{Fallback: fallback}, newControl())
-	c := dialClient(t, addr)
-	ctx := testCtx(t)
-	tests := []struct {
-		name     string
-		key      messages.Key
-		wantType ResponseType
-		wantBody []byte
-		wantCode flusserr.Code
-	}{
-		{name: "proxied", key: 1012, wantType: ResponseSuccess, wantBody: []byte("proxied:abc")},
-		{name: "proxied api error", key: 1013, wantType: ResponseError, wantCode: 65},
-		{name: "proxy failure", key: 1014, wantType: ResponseError, wantCode: -1},
-		{name: "mux key is served locally", key: keyEcho, wantType: ResponseError, wantCode: 3},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := c.CallRaw(ctx, tt.key, 0, []byte("abc"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Type != tt.wantType {
-				t.Fatalf("type %v, want %v", r.Type, tt.wantType)
-			}
-			if tt.wantType == ResponseSuccess {
-				if !bytes.Equal(r.Body, tt.wantBody) {
-					t.Fatalf("body %q, want %q", r.Body, tt.wantBody)
-				}
-				return
-			}
-			if code := decodeErrorResponse(t, r.Body).GetErrorCode(); flusserr.Code(code) != tt.wantCode {
-				t.Fatalf("code %d, want %d", code, tt.wantCode)
-			}
-		})
-	}
 }
 
 // Close stops accepting, waits for the request in flight, and only then

@@ -10,7 +10,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
-func TestRawFallback(t *testing.T) {
+// TestForwarderCall: what Forwarder.Call answers goes back whole under the
+// request's own id; a SERVER_FAILURE or a Go error becomes an error answer.
+func TestForwarderCall(t *testing.T) {
 	errBody := AppendErrorResponse(nil, flusserr.NotCoordinatorLeader, "not leader upstream")
 	raw := func(ctx context.Context, s *Session, h RequestHeader, body []byte) (Response, error) {
 		switch h.APIKey {
@@ -23,10 +25,7 @@ func TestRawFallback(t *testing.T) {
 		}
 		return Response{}, errors.New("upstream unreachable")
 	}
-	plain := func(ctx context.Context, s *Session, h RequestHeader, body []byte) ([]byte, error) {
-		return []byte("plain fallback"), nil
-	}
-	_, addr := startServer(t, ServerConfig{RawFallback: raw, Fallback: plain}, newControl())
+	_, addr := startServer(t, ServerConfig{Forward: Forwarder{Call: raw}}, newControl())
 	r := dialRaw(t, addr)
 	tests := []struct {
 		name     string
@@ -73,7 +72,7 @@ func TestSessionCloseWhenIdle(t *testing.T) {
 		s.CloseWhenIdle()
 		return Response{Type: ResponseSuccess, Body: []byte("closing")}, nil
 	}
-	_, addr := startServer(t, ServerConfig{RawFallback: raw}, newControl())
+	_, addr := startServer(t, ServerConfig{Forward: Forwarder{Call: raw}}, newControl())
 	r := dialRaw(t, addr)
 	r.write(AppendRequest(nil, RequestHeader{APIKey: 1012, RequestID: 1}, nil))
 	<-entered
