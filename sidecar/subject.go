@@ -13,7 +13,16 @@ const reqProducerID = 1
 // producerSubject names the producer a REGISTER, GET or DELETE request is
 // about, for the request's log line ("producer_id") and the Observer.
 func producerSubject() wire.Subject {
-	return wire.Subject{Key: "producer_id", Of: producerIDOfBody}
+	return wire.Subject{Key: "producer_id", Of: producerIDOf}
+}
+
+// producerIDOf returns the producer_id of a request: from the decoded
+// message, or read from the body of a request left raw.
+func producerIDOf(r *wire.Request) string {
+	if m, ok := r.Msg.(interface{ GetProducerId() string }); ok {
+		return m.GetProducerId()
+	}
+	return producerIDOfBody(r.Body)
 }
 
 // producerIDOfBody returns the producer_id of a request body without

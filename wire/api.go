@@ -90,12 +90,12 @@ type Quick struct {
 // Subject is how an API names what a request is about (such as the
 // producer a request reads or writes), for the request's log line and
 // RequestDone.Subject. The server knows no message field: it logs Of's
-// answer under Key, bounded as flusserr.Echo does. Of is asked once the
-// body decoded (before Handle for a RawBody API) and may not keep body;
-// "" names nothing.
+// answer under Key, bounded as flusserr.Echo does. Of is asked just
+// before Handle, once the body decoded (Request.Msg is then set unless
+// RawBody), and may not keep the Request; "" names nothing.
 type Subject struct {
 	Key string
-	Of  func(body []byte) string
+	Of  func(r *Request) string
 }
 
 // Waiter is a condition a request waits for (Quick.Wait). Done is closed
@@ -112,8 +112,28 @@ type arrivalKey struct{}
 // Arrival returns when the request a Handle call serves was read from the
 // connection.
 func Arrival(ctx context.Context) (time.Time, bool) {
-	t, ok := ctx.Value(arrivalKey{}).(time.Time)
-	return t, ok
+	t, ok := ctx.Value(arrivalKey{}).(*time.Time)
+	if !ok {
+		return time.Time{}, false
+	}
+	return *t, true
+}
+
+// handlerCtx is the context of one Handle call: the connection's context
+// and when the request arrived (Arrival), in one allocation. The Request
+// is not in it: a handler that has decoded a large body into something
+// smaller lets go of the Request, and so of the body, while the context
+// lives on.
+type handlerCtx struct {
+	context.Context
+	arrival time.Time
+}
+
+func (c *handlerCtx) Value(key any) any {
+	if key == (arrivalKey{}) {
+		return &c.arrival
+	}
+	return c.Context.Value(key)
 }
 
 // String is "NAME(key)", or "api key <key>" when the API has no name.

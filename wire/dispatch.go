@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -333,7 +332,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
 				api, h.APIVersion, api.MinVersion, api.MaxVersion))
 	}
-	ctx := context.WithValue(c.ctx, arrivalKey{}, tr.start)
+	hc := &handlerCtx{Context: c.ctx, arrival: tr.start}
 	r := &Request{Version: h.APIVersion, Body: body}
 	if !api.RawBody {
 		r.Msg = api.NewRequest()
@@ -343,9 +342,9 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 		}
 	}
 	if api.Subject.Of != nil {
-		tr.subject = flusserr.Echo(api.Subject.Of(body))
+		tr.subject = flusserr.Echo(api.Subject.Of(r))
 	}
-	resp, err := api.Handle(ctx, c.sess, r)
+	resp, err := api.Handle(hc, c.sess, r)
 	if err != nil {
 		return c.errorFrame(h, err)
 	}

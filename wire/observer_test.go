@@ -215,8 +215,17 @@ func TestObserverRefused(t *testing.T) {
 }
 
 // registerProducerID is a test Subject: the producer_id of a
-// RegisterProducerOffsetsRequest body.
-func registerProducerID(body []byte) string {
+// RegisterProducerOffsetsRequest, decoded or not.
+func registerProducerID(r *Request) string {
+	if r.Msg != nil {
+		return r.Msg.(*messages.RegisterProducerOffsetsRequest).GetProducerId()
+	}
+	return bodyProducerID(r.Body)
+}
+
+// bodyProducerID decodes a RegisterProducerOffsetsRequest body for its
+// producer_id.
+func bodyProducerID(body []byte) string {
 	var req messages.RegisterProducerOffsetsRequest
 	proto.UnmarshalOptions{AllowPartial: true}.Unmarshal(body, &req)
 	return req.GetProducerId()
@@ -238,7 +247,7 @@ func TestSubjectIsBounded(t *testing.T) {
 		API{Key: 1054, Name: "RAW", NewRequest: newReq, Subject: subject, RawBody: true, Handle: answer},
 		API{Key: 1055, Name: "QUICK", NewRequest: newReq, Subject: subject, Handle: answer,
 			Quick: Quick{Answer: func(_ *Session, _ int16, body, dst []byte) ([]byte, string, bool) {
-				return dst, registerProducerID(body), true
+				return dst, bodyProducerID(body), true
 			}}},
 	)
 	rec := newRecorder()

@@ -26,10 +26,8 @@ func quickAPI(quick, handled *atomic.Int64) API {
 	return API{
 		Key: keyQuick, Name: "QUICK", MinVersion: 0, MaxVersion: 1,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Subject: Subject{Key: "client", Of: func(body []byte) string {
-			var req messages.ApiVersionsRequest
-			proto.Unmarshal(body, &req)
-			return req.GetClientSoftwareName()
+		Subject: Subject{Key: "client", Of: func(r *Request) string {
+			return r.Msg.(*messages.ApiVersionsRequest).GetClientSoftwareName()
 		}},
 		Quick: Quick{Answer: func(s *Session, version int16, body, dst []byte) ([]byte, string, bool) {
 			var req messages.ApiVersionsRequest
