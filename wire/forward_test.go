@@ -108,10 +108,10 @@ func TestForwarder(t *testing.T) {
 		}
 		batch = AppendRequest(batch, RequestHeader{APIKey: tt.key, RequestID: tt.id}, body)
 	}
-	r.write(batch)
+	r.Write(batch)
 	got := map[int32]Response{}
 	for range tests {
-		resp := r.readResponse()
+		resp := r.Read()
 		if _, dup := got[resp.RequestID]; dup {
 			t.Fatalf("request id %d answered twice", resp.RequestID)
 		}
@@ -178,9 +178,9 @@ func TestForwarderFlushedBeforeSlotWait(t *testing.T) {
 	for id := int32(1); id <= 3; id++ {
 		batch = AppendRequest(batch, RequestHeader{APIKey: keyTaken, RequestID: id}, []byte{byte('0' + id)})
 	}
-	r.write(batch)
+	r.Write(batch)
 	for id := int32(1); id <= 3; id++ {
-		resp := r.readResponse()
+		resp := r.Read()
 		want := []byte{'f', 'w', 'd', ':', byte('0' + id)}
 		if resp.RequestID != id || !bytes.Equal(resp.Body, want) {
 			t.Fatalf("got id %d body %q, want id %d body %q", resp.RequestID, resp.Body, id, want)

@@ -42,8 +42,8 @@ func TestForwarderCall(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := int32(-5 + i)
-			r.write(AppendRequest(nil, RequestHeader{APIKey: tt.key, RequestID: id}, []byte("abc")))
-			got := r.readResponse()
+			r.Write(AppendRequest(nil, RequestHeader{APIKey: tt.key, RequestID: id}, []byte("abc")))
+			got := r.Read()
 			if got.Type != tt.wantType || got.RequestID != id {
 				t.Fatalf("got %v id %d, want %v id %d", got.Type, got.RequestID, tt.wantType, id)
 			}
@@ -74,19 +74,19 @@ func TestSessionCloseWhenIdle(t *testing.T) {
 	}
 	_, addr := startServer(t, ServerConfig{Forward: Forwarder{Call: raw}}, newControl())
 	r := dialRaw(t, addr)
-	r.write(AppendRequest(nil, RequestHeader{APIKey: 1012, RequestID: 1}, nil))
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: 1012, RequestID: 1}, nil))
 	<-entered
-	r.write(AppendRequest(nil, RequestHeader{APIKey: 1013, RequestID: 2}, nil))
-	if got := r.readResponse(); got.RequestID != 2 || string(got.Body) != "closing" {
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: 1013, RequestID: 2}, nil))
+	if got := r.Read(); got.RequestID != 2 || string(got.Body) != "closing" {
 		t.Fatalf("first answer %+v", got)
 	}
 	close(release)
 	// The request read before CloseWhenIdle is still answered, then the
 	// connection closes.
-	if got := r.readResponse(); got.RequestID != 1 || string(got.Body) != "slow" {
+	if got := r.Read(); got.RequestID != 1 || string(got.Body) != "slow" {
 		t.Fatalf("second answer %+v", got)
 	}
-	r.expectClosed()
+	r.ExpectClosed("the server closes it")
 	// A Session no server owns ignores the call.
 	(&Session{}).CloseWhenIdle()
 }

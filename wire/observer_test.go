@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
@@ -63,7 +64,7 @@ func (r *recorder) RequestDone(_ string, d RequestDone) {
 func (r *recorder) waitDone(t *testing.T, id int32) RequestDone {
 	t.Helper()
 	var d RequestDone
-	waitUntil(t, fmt.Sprintf("request %d to be reported", id), func() bool {
+	eventually.True(t, fmt.Sprintf("request %d to be reported", id), func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		var ok bool
@@ -123,11 +124,11 @@ func TestObserver(t *testing.T) {
 	for _, tt := range tests {
 		batch = AppendRequest(batch, RequestHeader{APIKey: tt.key, RequestID: tt.id}, tt.body)
 	}
-	r.write(batch)
+	r.Write(batch)
 	for range tests {
-		r.readResponse()
+		r.Read()
 	}
-	r.nc.Close()
+	r.Net().Close()
 	select {
 	case <-rec.allClosed:
 	case <-time.After(testTimeout):
@@ -183,8 +184,8 @@ func TestObserverDebugLine(t *testing.T) {
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &logs})
 	_, addr := startServer(t, ServerConfig{Logger: log}, newControl())
 	r := dialRaw(t, addr)
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 42}, mustMarshal(t, echoReq("x"))))
-	r.readResponse()
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 42}, mustMarshal(t, echoReq("x"))))
+	r.Read()
 	out := logs.String()
 	if !strings.Contains(out, "request: conn=1 api=ECHO api_key=9001 request_id=42 result=SUCCESS duration=") {
 		t.Fatalf("no request line:\n%s", out)
@@ -196,8 +197,8 @@ func TestObserverRefused(t *testing.T) {
 	rec := newRecorder()
 	_, addr := startServer(t, ServerConfig{MaxConns: 1, Observer: rec}, newControl())
 	first := dialRaw(t, addr)
-	first.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
-	first.readResponse()
+	first.Write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
+	first.Read()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

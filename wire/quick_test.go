@@ -157,9 +157,9 @@ func TestQuickPipelinedBodiesStayIntact(t *testing.T) {
 		frames = AppendRequest(frames, RequestHeader{APIKey: keyQuick, APIVersion: 0, RequestID: int32(i)}, body)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { r.write(frames) })
+	wg.Go(func() { r.Write(frames) })
 	for range n {
-		resp := r.readResponse()
+		resp := r.Read()
 		if resp.Type != ResponseSuccess {
 			t.Fatalf("request %d: %v %v", resp.RequestID, resp.Type, resp.Err())
 		}
@@ -187,12 +187,12 @@ func FuzzQuickFrames(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 3, 1})
 	f.Fuzz(func(t *testing.T, tail []byte) {
 		r := dialRaw(t, addr)
-		r.write(append(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 1}, good), tail...))
-		resp := r.readResponse()
+		r.Write(append(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 1}, good), tail...))
+		resp := r.Read()
 		if resp.RequestID != 1 || resp.Type != ResponseSuccess || string(resp.Body) != string(good) {
 			t.Fatalf("first answer: %+v", resp)
 		}
-		r.nc.Close()
+		r.Net().Close()
 		c := dialClient(t, addr)
 		if resp, err := c.CallRaw(testCtx(t), keyQuick, 0, good); err != nil || string(resp.Body) != string(good) {
 			t.Fatalf("server stopped serving: %v", err)
@@ -223,16 +223,16 @@ func TestQuickNeedsNoSlot(t *testing.T) {
 	mux := NewMux(append(testAPIs(ctl), quickAPI(&quick, &handled))...)
 	_, addr := startServer(t, ServerConfig{Mux: mux, MaxInFlightPerConn: 1}, ctl)
 	r := dialRaw(t, addr)
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
 	<-ctl.slowStarted
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 2}, mustMarshal(t, echoReq("quick-x"))))
-	if resp := r.readResponse(); resp.RequestID != 2 || resp.Type != ResponseSuccess {
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 2}, mustMarshal(t, echoReq("quick-x"))))
+	if resp := r.Read(); resp.RequestID != 2 || resp.Type != ResponseSuccess {
 		t.Fatalf("first answer %+v, want the quick request's while the slot is held", resp)
 	}
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 3}, mustMarshal(t, echoReq("declined"))))
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 3}, mustMarshal(t, echoReq("declined"))))
 	ctl.release <- struct{}{}
 	for _, want := range []int32{1, 3} {
-		if resp := r.readResponse(); resp.RequestID != want || resp.Type != ResponseSuccess {
+		if resp := r.Read(); resp.RequestID != want || resp.Type != ResponseSuccess {
 			t.Fatalf("got %+v, want request %d", resp, want)
 		}
 	}
@@ -269,7 +269,7 @@ func waitingAPI(quick, handled *atomic.Int64, waiters chan *testWaiter) API {
 	return api
 }
 
-// With QuickWait, no answer goes out before the Waiter settles; a met wait
+// With Quick.Wait, no answer goes out before the Waiter settles; a met wait
 // is answered by Quick, a failed one by Handle (which is told when the
 // request arrived), and requests behind a waiting one are still read.
 func TestQuickWaitHoldsTheAnswer(t *testing.T) {

@@ -159,14 +159,14 @@ func TestOutOfOrderResponses(t *testing.T) {
 	var frames []byte
 	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 0}, body)
 	frames = AppendRequest(frames, RequestHeader{APIKey: keyEcho, RequestID: 1}, body)
-	rc.write(frames)
+	rc.Write(frames)
 
 	<-ctl.slowStarted
-	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 1 {
+	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 1 {
 		t.Fatalf("first answer %v id %d, want SUCCESS id 1", r.Type, r.RequestID)
 	}
 	ctl.release <- struct{}{}
-	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 0 {
+	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 0 {
 		t.Fatalf("second answer %v id %d, want SUCCESS id 0", r.Type, r.RequestID)
 	}
 }
@@ -181,12 +181,12 @@ func TestInFlightLimitBackpressure(t *testing.T) {
 	var frames []byte
 	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 10}, body)
 	frames = AppendRequest(frames, RequestHeader{APIKey: keyEcho, RequestID: 11}, body)
-	rc.write(frames)
+	rc.Write(frames)
 
 	<-ctl.slowStarted
 	ctl.release <- struct{}{}
 	for _, want := range []int32{10, 11} {
-		if r := rc.readResponse(); r.RequestID != want {
+		if r := rc.Read(); r.RequestID != want {
 			t.Fatalf("answer id %d, want %d", r.RequestID, want)
 		}
 	}
@@ -282,8 +282,8 @@ func TestBadFrameClosesConnection(t *testing.T) {
 			<-ctl.slowStarted
 
 			rc := dialRaw(t, addr)
-			rc.write(tt.send)
-			r := rc.readResponse()
+			rc.Write(tt.send)
+			r := rc.Read()
 			if r.Type != ResponseServerFailure {
 				t.Fatalf("type %v, want SERVER_FAILURE", r.Type)
 			}
@@ -291,7 +291,7 @@ func TestBadFrameClosesConnection(t *testing.T) {
 			if flusserr.Code(m.GetErrorCode()) != tt.wantCode || !strings.Contains(m.GetErrorMessage(), tt.wantMsg) {
 				t.Fatalf("got code %d %q, want %d containing %q", m.GetErrorCode(), m.GetErrorMessage(), tt.wantCode, tt.wantMsg)
 			}
-			rc.expectClosed()
+			rc.ExpectClosed("the server closes it")
 
 			ctl.release <- struct{}{}
 			if err := <-slow; err != nil {
@@ -573,8 +573,8 @@ func TestMaxConns(t *testing.T) {
 		t.Fatalf("ActiveConns = %d, want 1", n)
 	}
 	second := dialRaw(t, addr)
-	second.write(AppendRequest(nil, RequestHeader{APIKey: messages.KeyAPIVersions}, mustMarshal(t, echoReq("fluss"))))
-	second.expectClosed()
+	second.Write(AppendRequest(nil, RequestHeader{APIKey: messages.KeyAPIVersions}, mustMarshal(t, echoReq("fluss"))))
+	second.ExpectClosed("the server closes it")
 	if _, err := first.Handshake(testCtx(t)); err != nil {
 		t.Fatalf("first connection after refusing the second: %v", err)
 	}
@@ -583,7 +583,7 @@ func TestMaxConns(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	_, addr := startServer(t, ServerConfig{IdleTimeout: 20 * time.Millisecond}, newControl())
 	rc := dialRaw(t, addr)
-	rc.expectClosed()
+	rc.ExpectClosed("the server closes it")
 }
 
 // A connection with a request in flight is not idle, whatever the time.
@@ -592,17 +592,17 @@ func TestIdleTimeoutSparesInFlight(t *testing.T) {
 	const idle = 50 * time.Millisecond
 	_, addr := startServer(t, ServerConfig{IdleTimeout: idle}, ctl)
 	rc := dialRaw(t, addr)
-	rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 3}, mustMarshal(t, echoReq("x"))))
+	rc.Write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 3}, mustMarshal(t, echoReq("x"))))
 	<-ctl.slowStarted
 	// Let several idle periods pass while the request is in flight. This
 	// sleep is not an assertion on timing: the check is that the answer
 	// still arrives.
 	time.Sleep(5 * idle)
 	ctl.release <- struct{}{}
-	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 3 {
+	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 3 {
 		t.Fatalf("got %v id %d", r.Type, r.RequestID)
 	}
-	rc.expectClosed()
+	rc.ExpectClosed("the server closes it")
 }
 
 func TestServerConfigValidate(t *testing.T) {
