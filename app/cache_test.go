@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -39,7 +40,7 @@ func TestSnapshotCacheAcrossSidecars(t *testing.T) {
 	if err := register(t, cb, id, 1, 2); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "A sees B's register", func() error {
+	eventually.Nil(t, "A sees B's register", func() error {
 		if resp := get(t, ca, id); len(resp.TableOffsets) != 2 {
 			return fmt.Errorf("A answers %v", resp)
 		}
@@ -48,7 +49,7 @@ func TestSnapshotCacheAcrossSidecars(t *testing.T) {
 	if err := deleteID(t, cb, id); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "A sees B's delete", func() error {
+	eventually.Nil(t, "A sees B's delete", func() error {
 		if resp := get(t, ca, id); resp.ProducerId != nil {
 			return fmt.Errorf("A answers %v", resp)
 		}

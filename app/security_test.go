@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -172,24 +173,6 @@ func grant(t *testing.T, zc *zk.Client, r authz.Resource, acls ...authz.ACL) {
 	}
 }
 
-// eventually retries fn until it returns nil; the deadline only avoids a
-// hang.
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	ctx := ctxT(t)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: %v", what, err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 func TestFlussAuthorizationITCase(t *testing.T) {
 	s := startSecured(t, "")
 	root := login(t, s.client, "root", "password")
@@ -212,7 +195,7 @@ func TestFlussAuthorizationITCase(t *testing.T) {
 	// notification has been seen.
 	grant(t, s.zc, authz.Table("test_db_1", "test_pk_table_1"),
 		authz.ACL{Principal: authz.User("guest"), Permission: authz.PermAllow, Host: "*", Operation: authz.OpWrite})
-	eventually(t, "guest register after grant", func() error { return register(t, guest, "guest-job", tableID) })
+	eventually.Nil(t, "guest register after grant", func() error { return register(t, guest, "guest-job", tableID) })
 	if err := deleteID(t, guest, "root-job"); err != nil {
 		t.Fatalf("guest delete after grant: %v", err)
 	}
@@ -253,7 +236,7 @@ func TestRequireTableForEmpty(t *testing.T) {
 	}
 	wantCode(t, deleteID(t, guest, "empty"), flusserr.AuthorizationException, "")
 	grant(t, s.zc, authz.Cluster(), authz.ACL{Principal: authz.Principal{Name: "*", Type: "*"}, Permission: authz.PermAllow, Host: "*", Operation: authz.OpWrite})
-	eventually(t, "guest delete after cluster grant", func() error { return deleteID(t, guest, "empty") })
+	eventually.Nil(t, "guest delete after cluster grant", func() error { return deleteID(t, guest, "empty") })
 }
 
 func TestAuthentication(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -79,11 +80,11 @@ func TestAuthorizerFollowsACLChanges(t *testing.T) {
 	// A change with a notification is picked up.
 	writeT := authz.ACL{Principal: authz.User("alice"), Permission: authz.PermAllow, Host: "127.0.0.1", Operation: authz.OpWrite}
 	write(tbl, authz.EncodeResourceACL([]authz.ACL{writeT}), true)
-	waitFor(t, "table WRITE", func() bool { return a.Authorize(alice, authz.OpWrite, tbl) == nil })
+	eventually.True(t, "table WRITE", func() bool { return a.Authorize(alice, authz.OpWrite, tbl) == nil })
 
 	// An ACL znode that does not decode grants nothing.
 	write(tbl, []byte(`{"acls":[{"principal_type":"User"}]}`), true)
-	waitFor(t, "undecodable ACLs dropped", func() bool { return len(a.ACLs(tbl)) == 0 })
+	eventually.True(t, "undecodable ACLs dropped", func() bool { return len(a.ACLs(tbl)) == 0 })
 	if err := a.Authorize(alice, authz.OpWrite, tbl); err == nil {
 		t.Fatal("undecodable ACLs must deny")
 	}
@@ -95,17 +96,5 @@ func TestAuthorizerFollowsACLChanges(t *testing.T) {
 	if _, err := zc.Create(ctxT(t), authz.ACLChangesPath+"/"+authz.ACLChangePrefix, []byte("DATABASE:db"), zk.PersistentSequential); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "database ACL removed", func() bool { return a.Authorize(alice, authz.OpRead, tbl) != nil })
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	ctx := ctxT(t)
-	for !ok() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	eventually.True(t, "database ACL removed", func() bool { return a.Authorize(alice, authz.OpRead, tbl) != nil })
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -61,7 +62,7 @@ func (o *outage) cutOff(t *testing.T, expire bool) {
 	}
 	o.cut.Cut()
 	if !expire {
-		waitFor(t, "the client to notice the cut", func() bool { return !o.zc.Connected() })
+		eventually.True(t, "the client to notice the cut", func() bool { return !o.zc.Connected() })
 		return
 	}
 	select {
@@ -169,8 +170,8 @@ func TestAuthorizerAcrossOutages(t *testing.T) {
 			}
 			o.cut.Restore()
 
-			waitFor(t, "the grant made during the outage", func() bool { return a.Authorize(alice, authz.OpWrite, tbl) == nil })
-			waitFor(t, "the revocation made during the outage", func() bool { return a.Authorize(alice, authz.OpRead, tbl) != nil })
+			eventually.True(t, "the grant made during the outage", func() bool { return a.Authorize(alice, authz.OpWrite, tbl) == nil })
+			eventually.True(t, "the revocation made during the outage", func() bool { return a.Authorize(alice, authz.OpRead, tbl) != nil })
 			// Decisions nobody granted stay denied.
 			for _, denied := range []struct {
 				user string
@@ -188,7 +189,7 @@ func TestAuthorizerAcrossOutages(t *testing.T) {
 			// The watch on the notifications works again: a later change
 			// is picked up.
 			setACLs(t, o.direct, tbl, []authz.ACL{allow("alice", authz.OpWrite), allow("bob", authz.OpRead)}, true)
-			waitFor(t, "a change after the outage", func() bool { return a.Authorize(bob, authz.OpRead, tbl) == nil })
+			eventually.True(t, "a change after the outage", func() bool { return a.Authorize(bob, authz.OpRead, tbl) == nil })
 			if a.Authorize(bob, authz.OpWrite, tbl) == nil {
 				t.Error("bob WRITE allowed after the outage")
 			}

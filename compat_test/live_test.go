@@ -3,11 +3,9 @@ package compat
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +18,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -57,42 +56,11 @@ func startReferenceSidecar(t *testing.T) refSidecar {
 }
 
 // rawConn sends vector bytes as they are and reads reply frames.
-type rawConn struct {
-	t  *testing.T
-	nc net.Conn
-}
+type rawConn = rawconn.Conn[wire.Response]
 
 func dialRaw(t *testing.T, addr string) *rawConn {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc.SetDeadline(time.Now().Add(60 * time.Second)) // only against hangs
-	t.Cleanup(func() { nc.Close() })
-	return &rawConn{t: t, nc: nc}
-}
-
-func (c *rawConn) send(b []byte) {
-	c.t.Helper()
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *rawConn) read() []byte {
-	c.t.Helper()
-	var head [4]byte
-	if _, err := io.ReadFull(c.nc, head[:]); err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	n := binary.BigEndian.Uint32(head[:])
-	frame := make([]byte, 4+n)
-	copy(frame, head[:])
-	if _, err := io.ReadFull(c.nc, frame[4:]); err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	return frame
+	return rawconn.Dial(t, addr, wire.ParseResponse)
 }
 
 // responseFor is the response message of each served api key.
@@ -160,9 +128,9 @@ func liveScenarioGo(t *testing.T, ref refSidecar) {
 				keys[*f.RequestID] = *f.APIKey
 				want[*f.RequestID] = frames[s.replies[i]]
 			}
-			c.send(batch)
+			c.Write(batch)
 			for range s.send {
-				got := c.read()
+				got := c.ReadFrame()
 				r, err := wire.ParseResponse(got[4:])
 				if err != nil {
 					t.Fatal(err)
@@ -215,10 +183,10 @@ func liveScenarioGo(t *testing.T, ref refSidecar) {
 	t.Run("server_failure", func(t *testing.T) {
 		c := dialRaw(t, addr)
 		b, _ := frames["negative_length_frame"].Bytes()
-		c.send(b)
-		compareReply(t, frames["server_failure_negative_length"], c.read())
-		if n, err := c.nc.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
-			t.Fatalf("after SERVER_FAILURE: read %d, %v; want the connection closed", n, err)
+		c.Write(b)
+		compareReply(t, frames["server_failure_negative_length"], c.ReadFrame())
+		if frame, err := c.TryReadFrame(); !errors.Is(err, io.EOF) {
+			t.Fatalf("after SERVER_FAILURE: read %x, %v; want the connection closed", frame, err)
 		}
 	})
 }

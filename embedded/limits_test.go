@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
@@ -142,63 +142,14 @@ func newStallingStore(t *testing.T) *stallingStore {
 
 // rawConn speaks frames on a socket, for what wire.Client hides: when a
 // request is written, and a connection closed without an answer.
-type rawConn struct {
-	t  *testing.T
-	nc net.Conn
-}
+type rawConn = rawconn.Conn[wire.Response]
 
+// dialRaw opens a raw connection whose reads give up after notApplied.
 func dialRaw(t *testing.T, addr string) *rawConn {
 	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(notApplied))
-	return &rawConn{t, nc}
-}
-
-func (c *rawConn) send(key messages.Key, id int32, m proto.Message) {
-	c.t.Helper()
-	body, err := proto.Marshal(m)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if _, err := c.nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: key, RequestID: id}, body)); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// read returns the next answer, or the error that ended the connection.
-func (c *rawConn) read() (wire.Response, error) {
-	payload, err := wire.ReadFrame(c.nc, 0)
-	if err != nil {
-		return wire.Response{}, err
-	}
-	return wire.ParseResponse(payload)
-}
-
-func (c *rawConn) mustRead() wire.Response {
-	c.t.Helper()
-	r, err := c.read()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return r
-}
-
-// expectClosed reads until the server closes the connection; it fails on
-// an answer, or when the connection is still open after notApplied.
-func (c *rawConn) expectClosed(why string) {
-	c.t.Helper()
-	r, err := c.read()
-	var ne net.Error
-	switch {
-	case err == nil:
-		c.t.Fatalf("%s: got an answer (type %v, id %d), want the connection closed", why, r.Type, r.RequestID)
-	case errors.As(err, &ne) && ne.Timeout():
-		c.t.Fatalf("%s: the connection is still open after %v", why, notApplied)
-	}
+	c := rawconn.Dial(t, addr, wire.ParseResponse)
+	c.SetDeadline(notApplied)
+	return c
 }
 
 // apiVersions is an API_VERSIONS request of about pad bytes.
@@ -284,24 +235,24 @@ func testNodeID(t *testing.T) {
 func testMaxRequestSize(t *testing.T) {
 	srv := startFromKeys(t, map[string]string{app.KeyMaxRequestSize: "1kb"}, nil)
 	c := dialRaw(t, srv.Addr())
-	c.send(messages.KeyAPIVersions, 1, apiVersions(900))
-	if r := c.mustRead(); r.Type != wire.ResponseSuccess {
+	c.SendMsg(messages.KeyAPIVersions, 0, 1, apiVersions(900))
+	if r := c.Read(); r.Type != wire.ResponseSuccess {
 		t.Fatalf("a 0.9 KiB request: %v %v", r.Type, r.Err())
 	}
-	c.send(messages.KeyAPIVersions, 2, apiVersions(2000))
-	if r := c.mustRead(); r.Type != wire.ResponseServerFailure {
+	c.SendMsg(messages.KeyAPIVersions, 0, 2, apiVersions(2000))
+	if r := c.Read(); r.Type != wire.ResponseServerFailure {
 		t.Fatalf("a 2 KiB request: %v %v, want SERVER_FAILURE", r.Type, r.Err())
 	}
-	c.expectClosed("after SERVER_FAILURE")
+	c.ExpectClosed("after SERVER_FAILURE")
 }
 
 // testIdleTimeout: a connection that sends nothing is closed.
 func testIdleTimeout(t *testing.T) {
 	srv := startFromKeys(t, map[string]string{app.KeyIdleTimeout: "100 ms"}, nil)
 	c := dialRaw(t, srv.Addr())
-	c.send(messages.KeyAPIVersions, 1, apiVersions(1))
-	c.mustRead()
-	c.expectClosed("idle")
+	c.SendMsg(messages.KeyAPIVersions, 0, 1, apiVersions(1))
+	c.Read()
+	c.ExpectClosed("idle")
 }
 
 // testRequestTimeout: a REGISTER whose store write does not return is
@@ -323,13 +274,13 @@ func testRequestTimeout(t *testing.T) {
 func testMaxConnections(t *testing.T) {
 	srv := startFromKeys(t, map[string]string{app.KeyMaxConnections: "1"}, nil)
 	first := dialRaw(t, srv.Addr())
-	first.send(messages.KeyAPIVersions, 1, apiVersions(1))
-	first.mustRead() // accepted and counted
+	first.SendMsg(messages.KeyAPIVersions, 0, 1, apiVersions(1))
+	first.Read() // accepted and counted
 	second := dialRaw(t, srv.Addr())
-	second.send(messages.KeyAPIVersions, 1, apiVersions(1))
-	second.expectClosed("the second connection")
-	first.send(messages.KeyAPIVersions, 2, apiVersions(1))
-	if r := first.mustRead(); r.RequestID != 2 {
+	second.SendMsg(messages.KeyAPIVersions, 0, 1, apiVersions(1))
+	second.ExpectClosed("the second connection")
+	first.SendMsg(messages.KeyAPIVersions, 0, 2, apiVersions(1))
+	if r := first.Read(); r.RequestID != 2 {
 		t.Fatalf("first connection: answer %d", r.RequestID)
 	}
 }
@@ -372,7 +323,7 @@ func testAuthTimeout(t *testing.T) {
 		authz.KeyPlainJAAS:   `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_a="pw";`,
 		authz.KeyAuthTimeout: "100 ms",
 	}, nil)
-	dialRaw(t, srv.Addr()).expectClosed("not logged in")
+	dialRaw(t, srv.Addr()).ExpectClosed("not logged in")
 }
 
 // checkHeldBack shows that a request is held back while an earlier request
@@ -411,11 +362,11 @@ func checkHeldBack(t *testing.T, srv *embedded.Server, padFirst, padSecond int) 
 
 	c := dialRaw(t, srv.Addr())
 	witness := dialRaw(t, srv.Addr())
-	c.send(messages.KeyAPIVersions, 1, apiVersions(padFirst))
+	c.SendMsg(messages.KeyAPIVersions, 0, 1, apiVersions(padFirst))
 	first := next("request 1")
-	c.send(messages.KeyAPIVersions, 2, apiVersions(padSecond))
-	witness.send(messages.KeyAPIVersions, 3, apiVersions(1))
-	if r := witness.mustRead(); r.RequestID != 3 || r.Type != wire.ResponseSuccess {
+	c.SendMsg(messages.KeyAPIVersions, 0, 2, apiVersions(padSecond))
+	witness.SendMsg(messages.KeyAPIVersions, 0, 3, apiVersions(1))
+	if r := witness.Read(); r.RequestID != 3 || r.Type != wire.ResponseSuccess {
 		t.Fatalf("witness: %v %d", r.Type, r.RequestID)
 	}
 	released.Store(true)
@@ -426,7 +377,7 @@ func checkHeldBack(t *testing.T, srv *embedded.Server, padFirst, padSecond int) 
 	// What the limit holds back is when request 2 reaches the gate, below.
 	answered := map[int32]bool{}
 	for range 2 {
-		r := c.mustRead()
+		r := c.Read()
 		if (r.RequestID != 1 && r.RequestID != 2) || answered[r.RequestID] || r.Type != wire.ResponseSuccess {
 			t.Fatalf("answer %d (%v), want one each for requests 1 and 2", r.RequestID, r.Type)
 		}

@@ -44,7 +44,8 @@ func newStaleFront(t *testing.T, upstream string, maxAge time.Duration) *staleFr
 	t.Cleanup(func() { up.Close() })
 	f := &staleFront{up: up, maxAge: maxAge, cache: map[string]staleEntry{}}
 	forward := func(key messages.Key, newResp func() proto.Message) wire.Handler {
-		return func(ctx context.Context, _ *wire.Session, req proto.Message) (proto.Message, error) {
+		return func(ctx context.Context, _ *wire.Session, r *wire.Request) (proto.Message, error) {
+			req := r.Msg
 			resp := newResp()
 			if err := f.up.Call(ctx, key, 0, req, resp); err != nil {
 				return nil, err
@@ -64,7 +65,8 @@ func newStaleFront(t *testing.T, upstream string, maxAge time.Duration) *staleFr
 			Handle:     forward(messages.KeyDeleteProducerOffsets, func() proto.Message { return &messages.DeleteProducerOffsetsResponse{} })},
 		wire.API{Key: messages.KeyGetProducerOffsets, Name: "GET_PRODUCER_OFFSETS",
 			NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
-			Handle: func(ctx context.Context, _ *wire.Session, m proto.Message) (proto.Message, error) {
+			Handle: func(ctx context.Context, _ *wire.Session, r *wire.Request) (proto.Message, error) {
+				m := r.Msg
 				pid := m.(*messages.GetProducerOffsetsRequest).GetProducerId()
 				f.mu.Lock()
 				e, ok := f.cache[pid]

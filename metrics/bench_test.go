@@ -19,7 +19,7 @@ import (
 func echoServer(b *testing.B, obs wire.Observer) string {
 	mux := wire.NewMux(wire.API{Key: 1054, Name: "GET_PRODUCER_OFFSETS",
 		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
-		Handle: func(_ context.Context, _ *wire.Session, req proto.Message) (proto.Message, error) {
+		Handle: func(_ context.Context, _ *wire.Session, req *wire.Request) (proto.Message, error) {
 			return &messages.GetProducerOffsetsResponse{}, nil
 		}})
 	cfg := wire.ServerConfig{Mux: mux, Logger: hclog.NewNullLogger()}

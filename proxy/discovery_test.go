@@ -57,9 +57,9 @@ func TestZKDiscoveryFollowsLeader(t *testing.T) {
 		t.Fatalf("Current before election: %v", err)
 	}
 	early := dialRaw(t, ln.Addr().String())
-	early.handshake() // answered locally
-	early.sendRaw(messages.KeyListDatabases, 0, 1, nil)
-	wantCode(t, early.read(), flusserr.NetworkException, "names no active coordinator")
+	early.Handshake() // answered locally
+	early.Send(messages.KeyListDatabases, 0, 1, nil)
+	wantCode(t, early.Read(), flusserr.NetworkException, "names no active coordinator")
 
 	// Coordinator 1 is elected (version 2 znode, two listeners).
 	changed := disc.Changed()
@@ -69,9 +69,9 @@ func TestZKDiscoveryFollowsLeader(t *testing.T) {
 	}
 	waitChange(t, changed)
 	a := dialRaw(t, ln.Addr().String())
-	a.handshake()
-	a.sendRaw(messages.KeyListDatabases, 0, 1, []byte("a1"))
-	if r := a.read(); r.Type != wire.ResponseSuccess {
+	a.Handshake()
+	a.Send(messages.KeyListDatabases, 0, 1, []byte("a1"))
+	if r := a.Read(); r.Type != wire.ResponseSuccess {
 		t.Fatal(r.Err())
 	}
 
@@ -86,11 +86,11 @@ func TestZKDiscoveryFollowsLeader(t *testing.T) {
 		t.Fatalf("Current after leader change: %s %v", got, err)
 	}
 	b := dialRaw(t, ln.Addr().String())
-	b.handshake()
-	b.sendRaw(messages.KeyListDatabases, 0, 1, []byte("b1"))
-	a.sendRaw(messages.KeyListDatabases, 0, 2, []byte("a2"))
-	b.read()
-	a.read()
+	b.Handshake()
+	b.Send(messages.KeyListDatabases, 0, 1, []byte("b1"))
+	a.Send(messages.KeyListDatabases, 0, 2, []byte("a2"))
+	b.Read()
+	a.Read()
 
 	bodies := func(f *fakecoord.Coordinator) int { return len(f.RequestsFor(messages.KeyListDatabases)) }
 	if bodies(fake1) != 2 || bodies(fake2) != 1 {

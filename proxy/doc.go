@@ -15,7 +15,7 @@
 //     connection's own counter, and the upstream's SUCCESS or ERROR answer
 //     goes back byte-identical except for the request id, in whatever order
 //     it arrives. Once the upstream connection is open (and logged in),
-//     forwarding takes a fast path (Proxy.Forwarder, a wire.Forwarder): the
+//     forwarding takes a fast path (the Try of Proxy.Forwarder): the
 //     client connection's reader writes the request to the upstream socket
 //     and the upstream reader writes the answer back, with no goroutine or
 //     channel per request, batching what arrives together.
@@ -61,7 +61,7 @@
 //	srv := wire.NewServer(p.ServerConfig(wire.ServerConfig{Gate: securityGate, ListenerName: "FLUSS", ...}))
 //
 // ServerConfig sets Mux (Local without GET_METADATA, plus the proxy's
-// API_VERSIONS), Forward and RawFallback, and keeps the rest of the base
+// API_VERSIONS) and Forward (Proxy.Forwarder), and keeps the rest of the base
 // config. The security layer stays in front: its Gate runs before
 // forwarding (on the connection's reader goroutine, so it must not block),
 // and its AUTHENTICATE handler must be in Local (on a SASL listener) so

@@ -1,9 +1,7 @@
 package proxy_test
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -11,12 +9,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
-	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
@@ -148,92 +145,28 @@ func serveProxy(tb testing.TB, ln net.Listener, cfg proxy.Config, base wire.Serv
 	return p
 }
 
-// rawConn is a bare client connection that sends chosen request ids and
-// sees answers in arrival order.
-type rawConn struct {
-	tb testing.TB
-	nc net.Conn
-	br *bufio.Reader
-}
+// rawConn is the raw connection of the proxy's tests; see package rawconn.
+type rawConn = rawconn.Conn[wire.Response]
 
+// dialRaw opens a raw connection whose reads give up after testTimeout.
 func dialRaw(tb testing.TB, addr string) *rawConn {
 	tb.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	nc.SetDeadline(time.Now().Add(testTimeout))
-	tb.Cleanup(func() { nc.Close() })
-	return &rawConn{tb: tb, nc: nc, br: bufio.NewReader(nc)}
-}
-
-func (r *rawConn) send(key messages.Key, version int16, id int32, msg proto.Message) []byte {
-	r.tb.Helper()
-	var body []byte
-	if msg != nil {
-		var err error
-		if body, err = proto.Marshal(msg); err != nil {
-			r.tb.Fatal(err)
-		}
-	}
-	r.sendRaw(key, version, id, body)
-	return body
-}
-
-func (r *rawConn) sendRaw(key messages.Key, version int16, id int32, body []byte) {
-	r.tb.Helper()
-	if _, err := r.nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: key, APIVersion: version, RequestID: id}, body)); err != nil {
-		r.tb.Fatal(err)
-	}
-}
-
-func (r *rawConn) read() wire.Response {
-	r.tb.Helper()
-	payload, err := wire.ReadFrame(r.br, 0)
-	if err != nil {
-		r.tb.Fatalf("read response: %v", err)
-	}
-	resp, err := wire.ParseResponse(payload)
-	if err != nil {
-		r.tb.Fatalf("parse response: %v", err)
-	}
-	return resp
+	r := rawconn.Dial(tb, addr, wire.ParseResponse)
+	r.SetDeadline(testTimeout)
+	return r
 }
 
 // readN reads n answers and returns them by request id, failing on a
 // duplicate id.
-func (r *rawConn) readN(n int) map[int32]wire.Response {
-	r.tb.Helper()
+func readN(tb testing.TB, r *rawConn, n int) map[int32]wire.Response {
+	tb.Helper()
 	out := make(map[int32]wire.Response, n)
 	for range n {
-		resp := r.read()
+		resp := r.Read()
 		if _, dup := out[resp.RequestID]; dup {
-			r.tb.Fatalf("request id %d answered twice", resp.RequestID)
+			tb.Fatalf("request id %d answered twice", resp.RequestID)
 		}
 		out[resp.RequestID] = resp
 	}
 	return out
-}
-
-// expectClosed fails unless the peer closes the connection without sending
-// anything more.
-func (r *rawConn) expectClosed() {
-	r.tb.Helper()
-	var b [1]byte
-	n, err := r.br.Read(b[:])
-	if n != 0 || err == nil {
-		r.tb.Fatalf("expected the connection to be closed, read %d bytes, err %v", n, err)
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		r.tb.Fatalf("connection was not closed: %v", err)
-	}
-}
-
-func (r *rawConn) handshake() {
-	r.tb.Helper()
-	r.send(messages.KeyAPIVersions, 0, 0, &apiVersionsReq)
-	if resp := r.read(); resp.Type != wire.ResponseSuccess || resp.RequestID != 0 {
-		r.tb.Fatalf("handshake: %v %v", resp.Type, resp.Err())
-	}
 }

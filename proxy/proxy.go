@@ -147,19 +147,19 @@ func New(cfg Config) (*Proxy, error) {
 // the proxy's own API_VERSIONS.
 func (p *Proxy) Mux() *wire.Mux { return p.mux }
 
-// RawFallback forwards every request the Mux does not hold.
-func (p *Proxy) RawFallback() wire.RawFallbackFunc { return p.forward }
-
-// Forwarder is the fast path of forwarding (see wire.Forwarder): once a
-// connection's upstream is open, requests are passed on from the reader
-// goroutine, batched while more are buffered, and answered from the
-// upstream reader, with no goroutine per request. Until then it declines
-// and RawFallback does the work.
-func (p *Proxy) Forwarder() wire.Forwarder { return fastPath{p} }
+// Forwarder forwards every request the Mux does not hold. Its fast path
+// (Try): once a connection's upstream is open, requests are passed on from
+// the reader goroutine, batched while more are buffered, and answered from
+// the upstream reader, with no goroutine per request. Until then Try
+// declines and Call does the work, opening the upstream connection.
+func (p *Proxy) Forwarder() wire.Forwarder {
+	f := fastPath{p}
+	return wire.Forwarder{Call: p.forward, Try: f.try, Flush: f.flush}
+}
 
 type fastPath struct{ p *Proxy }
 
-func (f fastPath) Forward(s *wire.Session, h wire.RequestHeader, body []byte, reply *wire.Replier) bool {
+func (f fastPath) try(s *wire.Session, h wire.RequestHeader, body []byte, reply *wire.Replier) bool {
 	v, ok := s.Attrs.Load(linkKey{})
 	if !ok {
 		return false
@@ -167,7 +167,7 @@ func (f fastPath) Forward(s *wire.Session, h wire.RequestHeader, body []byte, re
 	return v.(*link).tryForward(h, body, reply)
 }
 
-func (f fastPath) Flush(s *wire.Session) {
+func (f fastPath) flush(s *wire.Session) {
 	if v, ok := s.Attrs.Load(linkKey{}); ok {
 		if up := v.(*link).fast.Load(); up != nil {
 			up.client.Flush()
@@ -175,14 +175,12 @@ func (f fastPath) Flush(s *wire.Session) {
 	}
 }
 
-// ServerConfig returns base with the proxy's Mux, Forward and RawFallback
-// set (and Fallback cleared); Gate, limits, logger and listener name stay
-// as given. The Gate must not block (see wire.ServerConfig.Forward).
+// ServerConfig returns base with the proxy's Mux and Forwarder set; Gate,
+// limits, logger and listener name stay as given. The Gate must not block
+// (see wire.ServerConfig.Forward).
 func (p *Proxy) ServerConfig(base wire.ServerConfig) wire.ServerConfig {
 	base.Mux = p.mux
-	base.Fallback = nil
-	base.RawFallback = p.forward
-	base.Forward = fastPath{p}
+	base.Forward = p.Forwarder()
 	return base
 }
 
@@ -235,7 +233,7 @@ func (p *Proxy) apiVersions() wire.API {
 	return wire.API{
 		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Handle: func(ctx context.Context, s *wire.Session, _ proto.Message) (proto.Message, error) {
+		Handle: func(ctx context.Context, s *wire.Session, _ *wire.Request) (proto.Message, error) {
 			up := p.versions.Load()
 			if up == nil {
 				up = &messages.ApiVersionsResponse{}

@@ -16,10 +16,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-var apiVersionsReq = messages.ApiVersionsRequest{
-	ClientSoftwareName: proto.String("fluss"), ClientSoftwareVersion: proto.String("0.1.0"),
-}
-
 func registerReq(id string) *messages.RegisterProducerOffsetsRequest {
 	return &messages.RegisterProducerOffsetsRequest{
 		ProducerId: proto.String(id),
@@ -86,10 +82,10 @@ func TestMixedPipeline(t *testing.T) {
 	s.fake.Inject(messages.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
 
 	c := dialRaw(t, s.addr)
-	c.handshake()
+	c.Handshake()
 	const heldID = int32(-7)
 	heldBody := []byte("\x0a\x03db1\x12\x02t1 opaque bytes never decoded \xff\x00")
-	c.sendRaw(messages.KeyGetTableInfo, 1, heldID, heldBody)
+	c.Send(messages.KeyGetTableInfo, 1, heldID, heldBody)
 	<-entered
 
 	echoBodies := map[int32][]byte{
@@ -97,15 +93,15 @@ func TestMixedPipeline(t *testing.T) {
 		5:          {},
 		6:          []byte{0x0a, 0x02, 'd', 'b'},
 	}
-	c.sendRaw(messages.KeyListDatabases, 0, 2147483647, echoBodies[2147483647])
-	c.send(messages.KeyRegisterProducerOffsets, 0, 3, registerReq("job-mixed"))
-	c.send(messages.KeyGetProducerOffsets, 0, 4, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-other")})
-	c.sendRaw(messages.KeyDatabaseExists, 0, 5, echoBodies[5])
-	c.sendRaw(messages.KeyGetTableInfo, 0, 6, nil) // held too
-	c.send(messages.KeyGetMetadata, 0, 7, &messages.MetadataRequest{})
+	c.Send(messages.KeyListDatabases, 0, 2147483647, echoBodies[2147483647])
+	c.SendMsg(messages.KeyRegisterProducerOffsets, 0, 3, registerReq("job-mixed"))
+	c.SendMsg(messages.KeyGetProducerOffsets, 0, 4, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-other")})
+	c.Send(messages.KeyDatabaseExists, 0, 5, echoBodies[5])
+	c.Send(messages.KeyGetTableInfo, 0, 6, nil) // held too
+	c.SendMsg(messages.KeyGetMetadata, 0, 7, &messages.MetadataRequest{})
 	<-entered
 
-	got := c.readN(5)
+	got := readN(t, c, 5)
 	for _, id := range []int32{2147483647, 5} {
 		if r := got[id]; r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, echoBodies[id]) {
 			t.Fatalf("request %d: %v body %x, want the upstream's echo %x", id, r.Type, r.Body, echoBodies[id])
@@ -132,7 +128,7 @@ func TestMixedPipeline(t *testing.T) {
 	}
 
 	close(hold)
-	rest := c.readN(2)
+	rest := readN(t, c, 2)
 	if r := rest[heldID]; r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, heldBody) {
 		t.Fatalf("held request: %v %x", r.Type, r.Body)
 	}
@@ -171,12 +167,12 @@ func TestSlowUpstreamDoesNotDelayLocal(t *testing.T) {
 	entered := make(chan fakecoord.Request, 1)
 	s.fake.Inject(messages.KeyListDatabases, fakecoord.Fault{Hold: hold, Entered: entered})
 	c := dialRaw(t, s.addr)
-	c.handshake()
-	c.sendRaw(messages.KeyListDatabases, 0, 1, []byte("slow"))
+	c.Handshake()
+	c.Send(messages.KeyListDatabases, 0, 1, []byte("slow"))
 	<-entered
-	c.send(messages.KeyRegisterProducerOffsets, 0, 2, registerReq("job-fast"))
-	c.send(messages.KeyGetProducerOffsets, 0, 3, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-fast")})
-	first := c.readN(2)
+	c.SendMsg(messages.KeyRegisterProducerOffsets, 0, 2, registerReq("job-fast"))
+	c.SendMsg(messages.KeyGetProducerOffsets, 0, 3, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("job-fast")})
+	first := readN(t, c, 2)
 	if _, ok := first[1]; ok {
 		t.Fatal("the held request was answered before it was released")
 	}
@@ -186,7 +182,7 @@ func TestSlowUpstreamDoesNotDelayLocal(t *testing.T) {
 		t.Fatalf("register: %v", &reg)
 	}
 	close(hold)
-	if r := c.read(); r.RequestID != 1 || string(r.Body) != "slow" {
+	if r := c.Read(); r.RequestID != 1 || string(r.Body) != "slow" {
 		t.Fatalf("held answer: %+v", r)
 	}
 }
@@ -204,38 +200,38 @@ func TestUpstreamFailureFailsInFlight(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSetup(t, fakecoord.Config{}, nil)
 			other := dialRaw(t, s.addr)
-			other.handshake()
+			other.Handshake()
 
 			hold := make(chan struct{})
 			defer close(hold)
 			entered := make(chan fakecoord.Request, 2)
 			s.fake.Inject(messages.KeyGetTableInfo, fakecoord.Fault{Hold: hold, Entered: entered})
 			c := dialRaw(t, s.addr)
-			c.handshake()
-			c.sendRaw(messages.KeyGetTableInfo, 0, 10, nil)
-			c.sendRaw(messages.KeyGetTableInfo, 0, 11, nil)
+			c.Handshake()
+			c.Send(messages.KeyGetTableInfo, 0, 10, nil)
+			c.Send(messages.KeyGetTableInfo, 0, 11, nil)
 			<-entered
 			<-entered
 			s.fake.Inject(messages.KeyDatabaseExists, tt.fault)
-			c.sendRaw(messages.KeyDatabaseExists, 0, 12, nil)
-			got := c.readN(3)
+			c.Send(messages.KeyDatabaseExists, 0, 12, nil)
+			got := readN(t, c, 3)
 			for _, id := range []int32{10, 11, 12} {
 				wantCode(t, got[id], flusserr.NetworkException, tt.msg)
 			}
-			c.expectClosed()
+			c.ExpectClosed("the proxy closes it")
 
 			// Other connections are untouched.
 			s.fake.Clear(messages.KeyDatabaseExists)
-			other.sendRaw(messages.KeyDatabaseExists, 0, 1, []byte("still here"))
-			if r := other.read(); r.Type != wire.ResponseSuccess || string(r.Body) != "still here" {
+			other.Send(messages.KeyDatabaseExists, 0, 1, []byte("still here"))
+			if r := other.Read(); r.Type != wire.ResponseSuccess || string(r.Body) != "still here" {
 				t.Fatalf("other connection: %v %v", r.Type, r.Err())
 			}
 			// And new ones open a fresh upstream connection.
 			fresh := dialRaw(t, s.addr)
-			fresh.handshake()
-			fresh.send(messages.KeyRegisterProducerOffsets, 0, 1, registerReq("job-after"))
+			fresh.Handshake()
+			fresh.SendMsg(messages.KeyRegisterProducerOffsets, 0, 1, registerReq("job-after"))
 			var reg messages.RegisterProducerOffsetsResponse
-			decode(t, fresh.read(), &reg)
+			decode(t, fresh.Read(), &reg)
 		})
 	}
 }
@@ -250,15 +246,15 @@ func TestUpstreamUnreachable(t *testing.T) {
 	c := dialRaw(t, ln.Addr().String())
 	// API_VERSIONS is answered locally; the forwarded request fails, and
 	// the connection stays open for the local APIs.
-	c.handshake()
-	c.sendRaw(messages.KeyListDatabases, 0, 1, nil)
-	wantCode(t, c.read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
-	c.send(messages.KeyRegisterProducerOffsets, 0, 2, registerReq("job-unreachable"))
+	c.Handshake()
+	c.Send(messages.KeyListDatabases, 0, 1, nil)
+	wantCode(t, c.Read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
+	c.SendMsg(messages.KeyRegisterProducerOffsets, 0, 2, registerReq("job-unreachable"))
 	var reg messages.RegisterProducerOffsetsResponse
-	decode(t, c.read(), &reg)
+	decode(t, c.Read(), &reg)
 	// Every forwarded request tries again.
-	c.sendRaw(messages.KeyListDatabases, 0, 3, nil)
-	wantCode(t, c.read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
+	c.Send(messages.KeyListDatabases, 0, 3, nil)
+	wantCode(t, c.Read(), flusserr.NetworkException, "cannot connect to the upstream coordinator at "+deadAddr)
 }
 
 // TestLocalAPIsWithUpstreamDown: with the coordinator stopped, clients
@@ -327,9 +323,9 @@ func TestRefusesToForwardToItself(t *testing.T) {
 			}
 			serveProxy(t, ln, cfg, wire.ServerConfig{})
 			c := dialRaw(t, ln.Addr().String())
-			c.sendRaw(messages.KeyListDatabases, 0, 9, nil)
-			wantCode(t, c.read(), flusserr.NetworkException, "is this sidecar itself")
-			c.handshake() // the local APIs are still served
+			c.Send(messages.KeyListDatabases, 0, 9, nil)
+			wantCode(t, c.Read(), flusserr.NetworkException, "is this sidecar itself")
+			c.Handshake() // the local APIs are still served
 		})
 	}
 }
@@ -429,10 +425,10 @@ func TestMetadataRewriteThroughProxy(t *testing.T) {
 	rule := &proxy.RewriteRule{Host: "sidecar.example", Port: 19123}
 	s := newSetup(t, fakecoord.Config{NodeID: 3}, func(c *proxy.Config) { c.RewriteMetadata = rule })
 	c := dialRaw(t, s.addr)
-	c.handshake()
-	c.send(messages.KeyGetMetadata, 0, 1, &messages.MetadataRequest{})
+	c.Handshake()
+	c.SendMsg(messages.KeyGetMetadata, 0, 1, &messages.MetadataRequest{})
 	var md messages.MetadataResponse
-	decode(t, c.read(), &md)
+	decode(t, c.Read(), &md)
 	want := s.fake.Metadata()
 	want.CoordinatorServer.Host = proto.String(rule.Host)
 	want.CoordinatorServer.Port = proto.Int32(rule.Port)
@@ -441,8 +437,8 @@ func TestMetadataRewriteThroughProxy(t *testing.T) {
 	}
 	// An ERROR answer to GET_METADATA passes through unchanged.
 	s.fake.Inject(messages.KeyGetMetadata, fakecoord.Fault{Err: flusserr.New(flusserr.NotCoordinatorLeader, "not the leader")})
-	c.send(messages.KeyGetMetadata, 0, 2, &messages.MetadataRequest{})
-	r := c.read()
+	c.SendMsg(messages.KeyGetMetadata, 0, 2, &messages.MetadataRequest{})
+	r := c.Read()
 	if r.Type != wire.ResponseError || !bytes.Equal(r.Body, wire.AppendErrorResponse(nil, flusserr.NotCoordinatorLeader, "not the leader")) {
 		t.Fatalf("error answer changed: %v %x", r.Type, r.Body)
 	}

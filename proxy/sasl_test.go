@@ -27,8 +27,8 @@ func testSecurity(users map[string]string) (wire.API, wire.GateFunc, func(*wire.
 	auth := wire.API{
 		Key: messages.KeyAuthenticate, Name: "AUTHENTICATE",
 		NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
-		Handle: func(_ context.Context, s *wire.Session, req proto.Message) (proto.Message, error) {
-			tok, err := authz.ParsePlainToken(req.(*messages.AuthenticateRequest).GetToken())
+		Handle: func(_ context.Context, s *wire.Session, r *wire.Request) (proto.Message, error) {
+			tok, err := authz.ParsePlainToken(r.Msg.(*messages.AuthenticateRequest).GetToken())
 			if err != nil {
 				return nil, flusserr.New(flusserr.AuthenticateException, err.Error())
 			}
@@ -74,24 +74,24 @@ func TestSASLEndToEnd(t *testing.T) {
 	}, wire.ServerConfig{Gate: gate, ListenerName: "SASL"})
 
 	login := func(c *rawConn, user, pass string) wire.Response {
-		c.send(messages.KeyAuthenticate, 0, 1, &messages.AuthenticateRequest{
+		c.SendMsg(messages.KeyAuthenticate, 0, 1, &messages.AuthenticateRequest{
 			Protocol: proto.String("PLAIN"), Token: []byte("\x00" + user + "\x00" + pass)})
-		return c.read()
+		return c.Read()
 	}
 
 	t.Run("forwarded requests carry the client's identity", func(t *testing.T) {
 		for _, user := range []string{"alice", "carol"} {
 			c := dialRaw(t, ln.Addr().String())
-			c.handshake()
-			c.sendRaw(messages.KeyListDatabases, 0, 2, nil)
-			wantCode(t, c.read(), flusserr.AuthenticateException, "not completed authentication")
+			c.Handshake()
+			c.Send(messages.KeyListDatabases, 0, 2, nil)
+			wantCode(t, c.Read(), flusserr.AuthenticateException, "not completed authentication")
 			if r := login(c, user, user+"-pw"); r.Type != wire.ResponseSuccess {
 				t.Fatalf("login: %v", r.Err())
 			}
 			before := len(fake.Requests())
-			c.sendRaw(messages.KeyListDatabases, 0, 3, []byte(user))
-			c.send(messages.KeyRegisterProducerOffsets, 0, 4, registerReq("job-"+user))
-			got := c.readN(2)
+			c.Send(messages.KeyListDatabases, 0, 3, []byte(user))
+			c.SendMsg(messages.KeyRegisterProducerOffsets, 0, 4, registerReq("job-"+user))
+			got := readN(t, c, 2)
 			if r := got[3]; r.Type != wire.ResponseSuccess || string(r.Body) != user {
 				t.Fatalf("forwarded: %v %v", r.Type, r.Err())
 			}
@@ -118,12 +118,12 @@ func TestSASLEndToEnd(t *testing.T) {
 
 	t.Run("user unknown upstream", func(t *testing.T) {
 		c := dialRaw(t, ln.Addr().String())
-		c.handshake()
+		c.Handshake()
 		if r := login(c, "mallory", "m-pw"); r.Type != wire.ResponseSuccess {
 			t.Fatalf("local login: %v", r.Err())
 		}
-		c.sendRaw(messages.KeyListDatabases, 0, 5, nil)
-		wantCode(t, c.read(), flusserr.AuthenticateException, "Invalid username or password")
-		c.expectClosed()
+		c.Send(messages.KeyListDatabases, 0, 5, nil)
+		wantCode(t, c.Read(), flusserr.AuthenticateException, "Invalid username or password")
+		c.ExpectClosed("the proxy closes it")
 	})
 }

@@ -20,8 +20,8 @@ func (s *Sidecar) authenticate() wire.API {
 	return wire.API{
 		Key: messages.KeyAuthenticate, Name: messages.KeyAuthenticate.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
-		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
-			req := m.(*messages.AuthenticateRequest)
+		Handle: func(ctx context.Context, sess *wire.Session, r *wire.Request) (proto.Message, error) {
+			req := r.Msg.(*messages.AuthenticateRequest)
 			p := req.GetProtocol()
 			if s.cfg.Authenticator == nil {
 				if p != "PLAINTEXT" {

@@ -22,8 +22,9 @@ func (s *Sidecar) deleteProducerOffsets() wire.API {
 	return wire.API{
 		Key: messages.KeyDeleteProducerOffsets, Name: messages.KeyDeleteProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
-		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
-			req := m.(*messages.DeleteProducerOffsetsRequest)
+		Subject:    producerSubject(),
+		Handle: func(ctx context.Context, sess *wire.Session, r *wire.Request) (proto.Message, error) {
+			req := r.Msg.(*messages.DeleteProducerOffsetsRequest)
 			ctx, cancel := s.opContext(ctx)
 			defer cancel()
 			var check producer.DeleteCheck

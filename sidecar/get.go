@@ -24,10 +24,10 @@ func (s *Sidecar) getProducerOffsets() wire.API {
 	return wire.API{
 		Key: messages.KeyGetProducerOffsets, Name: messages.KeyGetProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
-		Quick:      s.quickGet,
-		QuickWait:  s.quickGetWait,
-		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
-			req := m.(*messages.GetProducerOffsetsRequest)
+		Quick:      wire.Quick{Answer: s.quickGet, Wait: s.quickGetWait},
+		Subject:    producerSubject(),
+		Handle: func(ctx context.Context, sess *wire.Session, r *wire.Request) (proto.Message, error) {
+			req := r.Msg.(*messages.GetProducerOffsetsRequest)
 			ctx, cancel := s.opContext(ctx)
 			defer cancel()
 			snap, found, err := s.cfg.Registry.Get(ctx, req.ProducerId)
@@ -101,7 +101,7 @@ func tableOffsetsToProto(tables []offsets.TableOffsets) []*messages.PbProducerTa
 	return out
 }
 
-// quickGetWait is GET's wire.API.QuickWait: what a GET arriving now waits
+// quickGetWait is GET's wire.Quick.Wait: what a GET arriving now waits
 // for before quickGet may answer it (producer.Registry.ReadWait). A body
 // quickGet would not read waits for nothing: the handler answers it.
 func (s *Sidecar) quickGetWait(_ *wire.Session, _ int16, body []byte) wire.Waiter {

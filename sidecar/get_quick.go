@@ -25,7 +25,7 @@ const (
 	bucketLogEndOffset = 4
 )
 
-// quickGet is GET_PRODUCER_OFFSETS's wire.API.Quick: the answer of a
+// quickGet is GET_PRODUCER_OFFSETS's wire.Quick.Answer: the answer of a
 // recovery GET storm, whose snapshot is in the cache, built on the
 // connection's reader goroutine straight into the response frame, without
 // a goroutine, a context, or the generated messages. It declines whatever

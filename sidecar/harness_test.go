@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
@@ -164,23 +165,17 @@ func (ts *testSidecar) dial(t *testing.T) *wire.Client {
 	return c
 }
 
-// rawConn is a plain TCP connection to the coordinator endpoint for
-// byte-level tests.
-func (ts *testSidecar) rawConn(t *testing.T) net.Conn {
+// rawConn is a raw connection to the coordinator endpoint for byte-level
+// tests.
+func (ts *testSidecar) rawConn(t *testing.T) *rawconn.Conn[wire.Response] {
 	t.Helper()
 	return rawConnTo(t, ts.addr)
 }
 
-// rawConnTo is a plain TCP connection to addr.
-func rawConnTo(t *testing.T, addr string) net.Conn {
+// rawConnTo is a raw connection to addr.
+func rawConnTo(t *testing.T, addr string) *rawconn.Conn[wire.Response] {
 	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc.SetDeadline(time.Now().Add(60 * time.Second))
-	t.Cleanup(func() { nc.Close() })
-	return nc
+	return rawconn.Dial(t, addr, wire.ParseResponse)
 }
 
 // offsetsFiles lists the offsets files on disk.
@@ -207,15 +202,4 @@ func golden(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// readFrame reads one whole frame (length included) from a raw connection.
-func readFrame(t *testing.T, nc net.Conn) []byte {
-	t.Helper()
-	payload, err := wire.ReadFrame(nc, 1<<30)
-	if err != nil {
-		t.Fatalf("read frame: %v", err)
-	}
-	n := len(payload)
-	return append([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, payload...)
 }

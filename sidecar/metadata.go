@@ -23,7 +23,7 @@ func (s *Sidecar) getMetadata() wire.API {
 	return wire.API{
 		Key: messages.KeyGetMetadata, Name: messages.KeyGetMetadata.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.MetadataRequest{} },
-		Handle: func(ctx context.Context, sess *wire.Session, _ proto.Message) (proto.Message, error) {
+		Handle: func(ctx context.Context, sess *wire.Session, _ *wire.Request) (proto.Message, error) {
 			// Like a coordinator, only node id, host and port: the
 			// listeners field would tell a client the address of every
 			// listener, including the internal one that skips

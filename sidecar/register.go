@@ -30,16 +30,15 @@ func (s *Sidecar) registerProducerOffsets() wire.API {
 	api := wire.API{
 		Key: messages.KeyRegisterProducerOffsets, Name: messages.KeyRegisterProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
-		Handle: func(ctx context.Context, sess *wire.Session, m proto.Message) (proto.Message, error) {
-			return s.register(ctx, sess, registerInput(m.(*messages.RegisterProducerOffsetsRequest)))
-		},
+		RawBody:    true,
+		Subject:    producerSubject(),
 	}
-	api.HandleRaw = func(ctx context.Context, sess *wire.Session, version int16, body []byte) (proto.Message, error) {
-		if in, ok := decodeRegister(body); ok {
+	api.Handle = func(ctx context.Context, sess *wire.Session, r *wire.Request) (proto.Message, error) {
+		if in, ok := decodeRegister(r.Body); ok {
 			return s.register(ctx, sess, in)
 		}
 		req := &messages.RegisterProducerOffsetsRequest{}
-		if err := wire.DecodeBody(api, version, body, req); err != nil {
+		if err := wire.DecodeBody(api, r.Version, r.Body, req); err != nil {
 			return nil, err
 		}
 		return s.register(ctx, sess, registerInput(req))

@@ -132,10 +132,8 @@ func TestGoldenFrames(t *testing.T) {
 	nc := ts.rawConn(t)
 	exchange := func(req string) []byte {
 		t.Helper()
-		if _, err := nc.Write(golden(t, req)); err != nil {
-			t.Fatal(err)
-		}
-		return readFrame(t, nc)
+		nc.Write(golden(t, req))
+		return nc.ReadFrame()
 	}
 	for _, step := range []struct{ req, want string }{
 		{"api_versions_request", "api_versions_response"},
@@ -151,10 +149,8 @@ func TestGoldenFrames(t *testing.T) {
 	}
 	// Request 7 with an invalid producer id.
 	body, _ := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String("a b")})
-	if _, err := nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.KeyGetProducerOffsets, RequestID: 7}, body)); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := readFrame(t, nc), golden(t, "error_63_response"); !bytes.Equal(got, want) {
+	nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.KeyGetProducerOffsets, RequestID: 7}, body))
+	if got, want := nc.ReadFrame(), golden(t, "error_63_response"); !bytes.Equal(got, want) {
 		t.Fatalf("error 63:\n got % x\nwant % x", got, want)
 	}
 }
@@ -173,10 +169,8 @@ func TestMetadataNodeHasNoListeners(t *testing.T) {
 	})
 	for _, tt := range []struct{ endpoint, addr string }{{"coordinator", ts.addr}, {"tablet server", ts.tablet}} {
 		nc := rawConnTo(t, tt.addr)
-		if _, err := nc.Write(golden(t, "metadata_request_empty")); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := readFrame(t, nc), golden(t, "metadata_response"); !bytes.Equal(got, want) {
+		nc.Write(golden(t, "metadata_request_empty"))
+		if got, want := nc.ReadFrame(), golden(t, "metadata_response"); !bytes.Equal(got, want) {
 			t.Errorf("metadata from the %s endpoint:\n got % x\nwant % x", tt.endpoint, got, want)
 		}
 	}
@@ -202,10 +196,8 @@ func TestTabletEndpointGolden(t *testing.T) {
 		// Still up and still the tablet server.
 		{"api_versions_request", "tablet_api_versions_response"},
 	} {
-		if _, err := nc.Write(golden(t, step.req)); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := readFrame(t, nc), golden(t, step.want); !bytes.Equal(got, want) {
+		nc.Write(golden(t, step.req))
+		if got, want := nc.ReadFrame(), golden(t, step.want); !bytes.Equal(got, want) {
 			t.Fatalf("%s on the tablet endpoint:\n got % x\nwant % x", step.req, got, want)
 		}
 	}
@@ -239,10 +231,8 @@ func TestErrorTextGolden(t *testing.T) {
 		{messages.KeyGetProducerOffsets, 9, partial(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(strings.Repeat("x", 300))}), "error_63_long_id"},
 		{messages.KeyRegisterProducerOffsets, 10, partial(noBucketID), "error_decode_missing_bucket_id"},
 	} {
-		if _, err := nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: tt.key, RequestID: tt.id}, tt.body)); err != nil {
-			t.Fatal(err)
-		}
-		got := readFrame(t, nc)
+		nc.Write(wire.AppendRequest(nil, wire.RequestHeader{APIKey: tt.key, RequestID: tt.id}, tt.body))
+		got := nc.ReadFrame()
 		if want := golden(t, tt.want); !bytes.Equal(got, want) {
 			t.Errorf("%s:\n got % x\nwant % x", tt.want, got, want)
 		}
@@ -553,18 +543,11 @@ func TestUnreadableFrameClosesOnlyThatConnection(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			nc := ts.rawConn(t)
 			nc.Write(frame)
-			payload, err := wire.ReadFrame(nc, 1<<20)
-			if err != nil {
-				t.Fatalf("want a SERVER_FAILURE frame: %v", err)
-			}
-			r, err := wire.ParseResponse(payload)
+			r, err := nc.TryRead()
 			if err != nil || r.Type != wire.ResponseServerFailure {
 				t.Fatalf("want SERVER_FAILURE, got %v %v", r.Type, err)
 			}
-			var buf [1]byte
-			if n, err := nc.Read(buf[:]); n != 0 || err == nil {
-				t.Fatal("connection must be closed after SERVER_FAILURE")
-			}
+			nc.ExpectClosed("after SERVER_FAILURE")
 		})
 	}
 	// Other connections are untouched and the data is intact.
@@ -624,12 +607,10 @@ func TestClientResetDuringRegisterLosesNothing(t *testing.T) {
 		}
 		nc := ts.rawConn(t)
 		frame := wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.KeyRegisterProducerOffsets, RequestID: 1}, body)
-		if _, err := nc.Write(frame); err != nil {
-			t.Fatal(err)
-		}
+		nc.Write(frame)
 		time.Sleep(time.Duration(rand.IntN(6000)) * time.Microsecond)
-		nc.(*net.TCPConn).SetLinger(0) // close with a reset
-		nc.Close()
+		nc.Net().(*net.TCPConn).SetLinger(0) // close with a reset
+		nc.Net().Close()
 	}
 	if err := ts.registry.Wait(ctxT(t)); err != nil {
 		t.Fatal(err)

@@ -8,22 +8,32 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
-// Handler serves one decoded request. It returns the response message for a
-// SUCCESS answer, or an error: a *flusserr.Error (possibly wrapped) becomes
-// an ERROR response with its code and message, anything else becomes
-// UNKNOWN_SERVER_ERROR (-1) with the error text. ctx is cancelled when the
-// connection closes.
-type Handler func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error)
+// Handler serves one request: the one shape of every served API. It
+// returns the response message for a SUCCESS answer, or an error: a
+// *flusserr.Error (possibly wrapped) becomes an ERROR response with its code
+// and message, anything else becomes UNKNOWN_SERVER_ERROR (-1) with the
+// error text. ctx is cancelled when the connection closes.
+type Handler func(ctx context.Context, s *Session, r *Request) (proto.Message, error)
+
+// Request is one request as its Handler sees it.
+type Request struct {
+	// Version is the request's api version, within the API's range.
+	Version int16
+	// Body is the request's body, the request's own copy.
+	Body []byte
+	// Msg is the body decoded into a message of API.NewRequest, or nil
+	// for an API with RawBody set.
+	Msg proto.Message
+}
 
 // API is one served api key: its versions, how to make an empty request
-// message to decode into, and the handler.
+// message to decode into, and how a request is served: by Handle, and
+// first, if set, by the Quick path on the connection's reader goroutine.
 type API struct {
 	Key        messages.Key
 	Name       string
@@ -31,38 +41,64 @@ type API struct {
 	MaxVersion int16
 	// NewRequest returns a fresh, empty request message.
 	NewRequest func() proto.Message
-	Handle     Handler
-	// HandleRaw, if set, is called instead of decoding the body and calling
-	// Handle: for an API whose requests can be large, so that it can decode
-	// them into something smaller than the generated message. It can use
-	// DecodeBody for requests it does not read itself.
-	HandleRaw func(ctx context.Context, s *Session, version int16, body []byte) (proto.Message, error)
-	// Quick, if set, is offered each request of a supported version first,
-	// on the connection's reader goroutine, after the Gate: it answers from
+	// Handle serves every request of a supported version that Quick does
+	// not answer, errors included.
+	Handle Handler
+	// RawBody leaves decoding to Handle (Request.Msg is nil): for an API
+	// whose requests can be large, so that it can decode them into
+	// something smaller than the generated message. It can use DecodeBody
+	// for requests it does not read itself.
+	RawBody bool
+	// Quick, if set, answers requests from memory before Handle; see
+	// Quick.
+	Quick Quick
+	// Subject, if set, names what each request is about in its log line
+	// and RequestDone; see Subject.
+	Subject Subject
+}
+
+// Quick is an API's fast path: answers from memory, built on the
+// connection's reader goroutine straight into the response frame, without
+// a goroutine or a decoded message. Answer set alone answers at once;
+// with Wait, a request may first be parked until a condition is met.
+type Quick struct {
+	// Answer is offered each request of a supported version first, on the
+	// connection's reader goroutine, after the Gate: it answers from
 	// memory, or declines. It must not block or wait for I/O. It appends
 	// the encoded SUCCESS body to dst and returns it with ok=true, or
 	// returns ok=false (anything it appended is discarded) to have the
-	// request served as usual by HandleRaw or Handle, which give the
-	// answers to every request Quick cannot serve, errors included. A
-	// Quick answer must equal the one Handle would give. producerID is the
-	// request's producer id for the request's trace (untrimmed; the server
-	// bounds it). Quick may not keep body or dst.
-	Quick func(s *Session, version int16, body, dst []byte) (answer []byte, producerID string, ok bool)
-	// QuickWait, if set with Quick, is asked on the reader goroutine, after
-	// the Gate and before Quick, whether Quick must wait before it may
+	// request served as usual by Handle, which gives the answers to every
+	// request Answer cannot serve, errors included. An Answer must equal
+	// the one Handle would give. subject names the request as
+	// API.Subject does (untrimmed; the server bounds it). Answer may not
+	// keep body or dst.
+	Answer func(s *Session, version int16, body, dst []byte) (answer []byte, subject string, ok bool)
+	// Wait, if set with Answer, is asked on the reader goroutine, after
+	// the Gate and before Answer, whether Answer must wait before it may
 	// answer the request (for an answer from memory that must first be
-	// confirmed current, such as a linearizable read). Nil: Quick is
-	// offered the request at once. Otherwise the request takes an in-flight
-	// slot and waits until the Waiter is done (or the connection ends),
-	// parked with every other request waiting for the same Waiter
+	// confirmed current, such as a linearizable read). Nil: Answer is
+	// offered the request at once. Otherwise the request takes an
+	// in-flight slot and waits until the Waiter is done (or the connection
+	// ends), parked with every other request waiting for the same Waiter
 	// (compared with ==, so a Waiter must be comparable, such as a
-	// pointer), and is then offered Quick if the wait succeeded; whatever
-	// Quick declines, or a failed wait, is served by HandleRaw or Handle.
-	// It must not block, and may not keep body.
-	QuickWait func(s *Session, version int16, body []byte) Waiter
+	// pointer), and is then offered Answer if the wait succeeded; whatever
+	// Answer declines, or a failed wait, is served by Handle. It must not
+	// block, and may not keep body.
+	Wait func(s *Session, version int16, body []byte) Waiter
 }
 
-// Waiter is a condition a request waits for (API.QuickWait). Done is closed
+// Subject is how an API names what a request is about (such as the
+// producer a request reads or writes), for the request's log line and
+// RequestDone.Subject. The server knows no message field: it logs Of's
+// answer under Key, bounded as flusserr.Echo does. Of is asked just
+// before Handle, once the body decoded (Request.Msg is then set unless
+// RawBody), and may not keep the Request; "" names nothing.
+type Subject struct {
+	Key string
+	Of  func(r *Request) string
+}
+
+// Waiter is a condition a request waits for (Quick.Wait). Done is closed
 // once it settled; Err then is nil if it was met.
 type Waiter interface {
 	Done() <-chan struct{}
@@ -73,11 +109,31 @@ type Waiter interface {
 // request was read.
 type arrivalKey struct{}
 
-// Arrival returns when the request a Handle or HandleRaw call serves was
-// read from the connection.
+// Arrival returns when the request a Handle call serves was read from the
+// connection.
 func Arrival(ctx context.Context) (time.Time, bool) {
-	t, ok := ctx.Value(arrivalKey{}).(time.Time)
-	return t, ok
+	t, ok := ctx.Value(arrivalKey{}).(*time.Time)
+	if !ok {
+		return time.Time{}, false
+	}
+	return *t, true
+}
+
+// handlerCtx is the context of one Handle call: the connection's context
+// and when the request arrived (Arrival), in one allocation. The Request
+// is not in it: a handler that has decoded a large body into something
+// smaller lets go of the Request, and so of the body, while the context
+// lives on.
+type handlerCtx struct {
+	context.Context
+	arrival time.Time
+}
+
+func (c *handlerCtx) Value(key any) any {
+	if key == (arrivalKey{}) {
+		return &c.arrival
+	}
+	return c.Context.Value(key)
 }
 
 // String is "NAME(key)", or "api key <key>" when the API has no name.
@@ -111,6 +167,12 @@ func NewMux(apis ...API) *Mux {
 		if a.NewRequest == nil || a.Handle == nil {
 			panic(fmt.Sprintf("wire: %v needs NewRequest and Handle", a))
 		}
+		if a.Quick.Wait != nil && a.Quick.Answer == nil {
+			panic(fmt.Sprintf("wire: %v has a Quick.Wait without a Quick.Answer", a))
+		}
+		if a.Subject.Of != nil && a.Subject.Key == "" {
+			panic(fmt.Sprintf("wire: %v has a Subject without a Key", a))
+		}
 		if a.MinVersion > a.MaxVersion || a.MinVersion < 0 {
 			panic(fmt.Sprintf("wire: %v has invalid version range [%d,%d]", a, a.MinVersion, a.MaxVersion))
 		}
@@ -121,12 +183,12 @@ func NewMux(apis ...API) *Mux {
 	return m
 }
 
-// WithoutQuick returns a registry of the same APIs with their Quick hooks
+// WithoutQuick returns a registry of the same APIs with their Quick paths
 // removed, for a server whose Gate may block (see ServerConfig.Gate).
 func (m *Mux) WithoutQuick() *Mux {
 	apis := m.Versions()
 	for i := range apis {
-		apis[i].Quick = nil
+		apis[i].Quick = Quick{}
 	}
 	out := NewMux(apis...)
 	out.elsewhere = m.elsewhere
@@ -283,60 +345,29 @@ type GateFunc func(ctx context.Context, s *Session, h RequestHeader) error
 // must not block: start a goroutine or a timer for work that waits.
 type ConnectFunc func(ctx context.Context, s *Session)
 
-// FallbackFunc serves an api key that the Mux does not hold (proxy mode). It
-// receives the raw body and returns the raw SUCCESS body, or an error that
-// is answered like a handler error.
-type FallbackFunc func(ctx context.Context, s *Session, h RequestHeader, body []byte) ([]byte, error)
-
-// RawFallbackFunc is FallbackFunc for a layer that already has a whole
-// answer, such as a proxy passing on an upstream server's reply. The
-// returned Response's Type must be ResponseSuccess or ResponseError and its
-// Body is sent unchanged under the request's own id (Response.RequestID is
-// ignored). A returned error is answered like a handler error.
-type RawFallbackFunc func(ctx context.Context, s *Session, h RequestHeader, body []byte) (Response, error)
-
-// Forwarder passes requests on without a goroutine per request (proxy
-// mode). Both methods run on the connection's reader goroutine and must
-// not block.
-type Forwarder interface {
-	// Forward is offered each request whose api key the Mux does not hold,
-	// after the Gate admitted it. It returns true when it takes the
-	// request: it then answers it exactly once through reply, from any
-	// goroutine, and may keep body. It returns false to decline: the
-	// request then goes to RawFallback or Fallback on a goroutine of its
-	// own as usual, without running the Gate again. reply is the same for
-	// every request of one connection. Forward may hold taken requests back
-	// to send several at once, until Flush.
-	Forward(s *Session, h RequestHeader, body []byte, reply *Replier) bool
-	// Flush is called whenever the reader is about to wait, for the network
-	// or for an in-flight slot: whatever Forward held back must go out now.
-	Flush(s *Session)
-}
-
-// rawProducerID returns the producer_id of a request body that HandleRaw
-// serves, for the request's trace, without decoding the rest: the last
-// occurrence of the request message's producer_id field, bounded as
-// producerIDOf does, or "".
-func rawProducerID(api API, body []byte) string {
-	fd := api.NewRequest().ProtoReflect().Descriptor().Fields().ByName("producer_id")
-	if fd == nil {
-		return ""
-	}
-	var id []byte
-	for len(body) > 0 {
-		num, typ, n := protowire.ConsumeTag(body)
-		if n < 0 {
-			break
-		}
-		body = body[n:]
-		m := protowire.ConsumeFieldValue(num, typ, body)
-		if m < 0 {
-			break
-		}
-		if num == fd.Number() && typ == protowire.BytesType {
-			id, _ = protowire.ConsumeBytes(body[:m])
-		}
-		body = body[m:]
-	}
-	return flusserr.Echo(string(id))
+// Forwarder passes on the requests whose api key the Mux does not hold
+// (proxy mode): the one way a request is forwarded. Call serves each such
+// request on a goroutine of its own; Try, if set, is offered it first on
+// the connection's reader goroutine, so that requests pass on without a
+// goroutine each.
+type Forwarder struct {
+	// Call passes one request on and returns the whole answer. The
+	// returned Response's Type must be ResponseSuccess or ResponseError
+	// and its Body is sent unchanged under the request's own id
+	// (Response.RequestID is ignored). A returned error is answered like a
+	// handler error. Nil: requests Try declines are answered unsupported.
+	Call func(ctx context.Context, s *Session, h RequestHeader, body []byte) (Response, error)
+	// Try is offered each request whose api key the Mux does not hold,
+	// after the Gate admitted it, on the reader goroutine; it must not
+	// block. It returns true when it takes the request: it then answers
+	// it exactly once through reply, from any goroutine, and may keep
+	// body. It returns false to decline: the request then goes to Call
+	// on a goroutine of its own, without running the Gate again. reply is
+	// the same for every request of one connection. Try may hold taken
+	// requests back to send several at once, until Flush.
+	Try func(s *Session, h RequestHeader, body []byte, reply *Replier) bool
+	// Flush, if set, is called on the reader goroutine whenever the
+	// reader is about to wait, for the network or for an in-flight slot:
+	// whatever Try held back must go out now. It must not block.
+	Flush func(s *Session)
 }

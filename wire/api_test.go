@@ -14,8 +14,8 @@ func testAPI(key messages.Key, minV, maxV int16) API {
 	return API{
 		Key: key, Name: "T", MinVersion: minV, MaxVersion: maxV,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
-			return req, nil
+		Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+			return r.Msg, nil
 		},
 	}
 }

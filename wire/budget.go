@@ -15,7 +15,7 @@ const DefaultRequestBudget int64 = 256 << 20
 // queued.max.request.bytes. A server reserves a frame's whole length when
 // it has read the 4-byte length field and before it reads the body; the
 // reservation is returned when the request has been answered (for a request
-// a Forwarder took, when its answer arrives). While a reservation does not
+// Forward.Try took, when its answer arrives). While a reservation does not
 // fit, the connection waits without reading from its socket, so a client
 // that sends faster than the server works is held back by TCP instead of
 // being buffered.

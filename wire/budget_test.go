@@ -10,20 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// waitUntil polls cond until it holds; the test timeout only keeps a broken
-// test from hanging.
-func waitUntil(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
+)
 
 func TestBudgetReservations(t *testing.T) {
 	b := NewBudget(100)
@@ -65,7 +54,7 @@ func TestBudgetAcquireWaitsAndCancels(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- b.Acquire(context.Background(), 50) }()
-	waitUntil(t, "a waiter", func() bool { return b.Waiting() == 1 })
+	eventually.True(t, "a waiter", func() bool { return b.Waiting() == 1 })
 	// A small reservation that fits is not held behind the waiting one.
 	if err := b.Acquire(context.Background(), 20); err != nil {
 		t.Fatal(err)
@@ -85,7 +74,7 @@ func TestBudgetAcquireWaitsAndCancels(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { got <- b.Acquire(ctx, 60) }()
-	waitUntil(t, "a waiter", func() bool { return b.Waiting() == 1 })
+	eventually.True(t, "a waiter", func() bool { return b.Waiting() == 1 })
 	cancel()
 	if err := <-got; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Acquire: %v", err)
@@ -111,18 +100,18 @@ func TestBudgetBackpressure(t *testing.T) {
 	// reserved.
 	a := dialRaw(t, addr)
 	fa := big(1)
-	a.write(fa[:len(fa)/2])
-	waitUntil(t, "A's reservation", func() bool { return budget.InUse() >= 40<<10 })
+	a.Write(fa[:len(fa)/2])
+	eventually.True(t, "A's reservation", func() bool { return budget.InUse() >= 40<<10 })
 
 	// B's 40 KiB frame does not fit: B waits without being read.
 	b := dialRaw(t, addr)
-	b.write(big(2))
-	waitUntil(t, "B to wait for room", func() bool { return budget.Waiting() == 1 })
+	b.Write(big(2))
+	eventually.True(t, "B to wait for room", func() bool { return budget.Waiting() == 1 })
 
 	// C's small request fits in what is left.
 	c := dialRaw(t, addr)
-	c.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 3}, mustMarshal(t, echoReq("small"))))
-	if r := c.readResponse(); r.Type != ResponseSuccess || r.RequestID != 3 {
+	c.Write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 3}, mustMarshal(t, echoReq("small"))))
+	if r := c.Read(); r.Type != ResponseSuccess || r.RequestID != 3 {
 		t.Fatalf("small request: %v %d", r.Type, r.RequestID)
 	}
 	if budget.Waiting() != 1 {
@@ -130,14 +119,14 @@ func TestBudgetBackpressure(t *testing.T) {
 	}
 
 	// A completes; its answer frees room for B.
-	a.write(fa[len(fa)/2:])
-	if r := a.readResponse(); r.Type != ResponseSuccess || r.RequestID != 1 {
+	a.Write(fa[len(fa)/2:])
+	if r := a.Read(); r.Type != ResponseSuccess || r.RequestID != 1 {
 		t.Fatalf("A: %v %d", r.Type, r.RequestID)
 	}
-	if r := b.readResponse(); r.Type != ResponseSuccess || r.RequestID != 2 {
+	if r := b.Read(); r.Type != ResponseSuccess || r.RequestID != 2 {
 		t.Fatalf("B: %v %d", r.Type, r.RequestID)
 	}
-	waitUntil(t, "the budget to be given back", func() bool { return budget.InUse() == 0 })
+	eventually.True(t, "the budget to be given back", func() bool { return budget.InUse() == 0 })
 }
 
 // TestBudgetWaitAtClose: a request whose connection waits for room when
@@ -159,17 +148,17 @@ func TestBudgetWaitAtClose(t *testing.T) {
 				t.Fatal("could not fill the budget")
 			}
 			rc := dialRaw(t, addr)
-			rc.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
-			waitUntil(t, "the connection to wait for room", func() bool { return budget.Waiting() == 1 })
+			rc.Write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
+			eventually.True(t, "the connection to wait for room", func() bool { return budget.Waiting() == 1 })
 			closed := make(chan error, 1)
 			go func() { closed <- srv.Close() }()
 			if tt.release {
 				budget.Release(1 << 10)
-				if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 1 {
+				if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 1 {
 					t.Fatalf("held request: %v %d", r.Type, r.RequestID)
 				}
 			}
-			rc.expectClosed()
+			rc.ExpectClosed("the server closes it")
 			err := <-closed
 			if tt.release && err != nil {
 				t.Fatalf("Close: %v", err)
@@ -180,7 +169,7 @@ func TestBudgetWaitAtClose(t *testing.T) {
 			// Past the drain timeout Close cuts the connection and returns
 			// without waiting for its goroutines (a handler may ignore its
 			// context); the cut connection's reservation leaves on its own.
-			waitUntil(t, "the cut connection to stop waiting for room", func() bool { return budget.Waiting() == 0 })
+			eventually.True(t, "the cut connection to stop waiting for room", func() bool { return budget.Waiting() == 0 })
 			if !tt.release {
 				budget.Release(1 << 10)
 			}
@@ -264,12 +253,12 @@ func TestMaxRunningPerConn(t *testing.T) {
 	var frames []byte
 	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 1}, body)
 	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 2}, body)
-	rc.write(frames)
+	rc.Write(frames)
 	<-ctl.slowStarted
 	// Another connection is served while the first one's slot is taken.
 	other := dialRaw(t, addr)
-	other.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 9}, body))
-	if r := other.readResponse(); r.RequestID != 9 || r.Type != ResponseSuccess {
+	other.Write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 9}, body))
+	if r := other.Read(); r.RequestID != 9 || r.Type != ResponseSuccess {
 		t.Fatalf("other connection: %v %d", r.Type, r.RequestID)
 	}
 	select {
@@ -278,10 +267,10 @@ func TestMaxRunningPerConn(t *testing.T) {
 	default:
 	}
 	ctl.release <- struct{}{}
-	first := rc.readResponse().RequestID
+	first := rc.Read().RequestID
 	<-ctl.slowStarted
 	ctl.release <- struct{}{}
-	second := rc.readResponse().RequestID
+	second := rc.Read().RequestID
 	if first+second != 3 || first == second {
 		t.Fatalf("answers %d and %d, want 1 and 2", first, second)
 	}

@@ -20,7 +20,7 @@ import (
 const maxQueuedOut = 1 << 20
 
 // serverConn is one client connection: a reader (run), one goroutine per
-// request (or a Forward hook answering through a Replier), and the single
+// request (or Forward.Try answering through a Replier), and the single
 // writer that owns the socket's write side.
 type serverConn struct {
 	srv *Server
@@ -71,12 +71,12 @@ type serverConn struct {
 	readDeadline time.Time
 	closeOnce    sync.Once
 
-	// pending traces the requests the Forward hook took, by request id,
+	// pending traces the requests Forward.Try took, by request id,
 	// while tracking() holds.
 	pendingMu sync.Mutex
 	pending   map[int32]reqTrace
 
-	// parked are the connection's requests waiting for their QuickWait
+	// parked are the connection's requests waiting for their Quick.Wait
 	// condition; guarded by the server's parkLot.mu.
 	parked []*parked
 }
@@ -103,7 +103,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
 		running: make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
-	// Cancelling also withdraws the requests parked for a QuickWait.
+	// Cancelling also withdraws the requests parked for a Quick.Wait.
 	c.cancel = func() { cancel(); readCancel(); s.withdrawParked(c) }
 	if c.rw == nil {
 		c.br = bufio.NewReaderSize(nc, readBufferSize)

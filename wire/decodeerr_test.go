@@ -64,21 +64,3 @@ func FuzzDecodeRequestProblem(f *testing.F) {
 		}
 	})
 }
-
-// TestProducerIDForLogsIsBounded: the producer id a request's log line and
-// observer event carry is cut like an echo, whichever way it was decoded.
-func TestProducerIDForLogsIsBounded(t *testing.T) {
-	long := strings.Repeat("x", 1<<20)
-	want := strings.Repeat("x", 256) + "... (1048576 bytes in all)"
-	if got := producerIDOf(&messages.GetProducerOffsetsRequest{ProducerId: &long}); got != want {
-		t.Fatalf("decoded: %d bytes", len(got))
-	}
-	api := API{Key: 1053, NewRequest: func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} }}
-	body := marshalPartial(t, &messages.RegisterProducerOffsetsRequest{ProducerId: &long})
-	if got := rawProducerID(api, body); got != want {
-		t.Fatalf("raw: %d bytes", len(got))
-	}
-	if got := rawProducerID(api, marshalPartial(t, &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("job-1")})); got != "job-1" {
-		t.Fatalf("raw short id: %q", got)
-	}
-}

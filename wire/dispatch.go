@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -14,8 +13,8 @@ import (
 )
 
 // start runs one request: at once on the reader goroutine when the API's
-// Quick hook answers it; otherwise, once an in-flight slot is free, through
-// the Forward hook when it takes the request, else on its own goroutine. It
+// Quick path answers it; otherwise, once an in-flight slot is free, through
+// Forward.Try when it takes the request, else on its own goroutine. It
 // reports false if the connection died while waiting for a slot. A borrowed
 // body lives in the read buffer (see readRequest): it is copied before
 // anything keeps it.
@@ -23,13 +22,13 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 	api, local := c.srv.cfg.Mux.Lookup(h.APIKey)
 	tr := c.begin(h, requestHeaderSize+len(body), &api, local)
 	gated := false
-	if local && api.Quick != nil && h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
+	if local && api.Quick.Answer != nil && h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
 		// Answered here and now, a Quick request takes no in-flight slot:
 		// it holds nothing once this returns.
 		var frame []byte
-		var pid string
+		var subject string
 		var wait Waiter
-		frame, pid, gated, wait = c.quick(&api, h, body)
+		frame, subject, gated, wait = c.quick(&api, h, body)
 		if wait != nil {
 			if !c.acquireSlot() {
 				c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
@@ -42,7 +41,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 			return true
 		}
 		if frame != nil {
-			tr.producerID = flusserr.Echo(pid)
+			tr.subject = flusserr.Echo(subject)
 			c.srv.cfg.Budget.Release(charge)
 			if len(frame) > maxScratch {
 				c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
@@ -60,7 +59,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 	if borrowed {
 		body = bytes.Clone(body)
 	}
-	if c.srv.cfg.Forward != nil {
+	if c.srv.cfg.Forward.Try != nil {
 		if !local {
 			// Tracked before the offer: the answer may come before it
 			// returns. Untracked requests are finished here or not at all.
@@ -83,7 +82,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 				if !tracked {
 					c.finishUntracked(tr)
 				}
-				return true // the Forward hook took it
+				return true // Forward.Try took it
 			}
 			if tracked {
 				c.untrack(h.RequestID)
@@ -109,7 +108,7 @@ func (c *serverConn) acquireSlot() bool {
 	select {
 	case c.sem <- struct{}{}:
 	default:
-		// Requests the Forward hook holds back must go out before waiting
+		// Requests Forward.Try holds back must go out before waiting
 		// for a slot, or their answers could never free one.
 		c.flushForwarded()
 		select {
@@ -156,11 +155,12 @@ func (c *serverConn) panicFrame(what string, h RequestHeader, r any) []byte {
 // large allocation (see Budget.NoteLarge).
 const maxScratch = maxPooled
 
-// quick runs the Gate and the API's Quick hook on the reader goroutine. It
+// quick runs the Gate and the API's Quick path on the reader goroutine. It
 // returns the frame to answer with: the Quick answer (built in a pooled
-// buffer), a Gate error or a panic; or nil with gated=true when Quick declined, so
-// that the request is served as usual without running the Gate again.
-func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, gated bool, wait Waiter) {
+// buffer), a Gate error or a panic; or nil with gated=true when Quick
+// declined, so that the request is served as usual without running the Gate
+// again; or the Waiter the request must first wait for.
+func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte, subject string, gated bool, wait Waiter) {
 	defer func() {
 		if r := recover(); r != nil {
 			frame, wait = c.panicFrame("handler", h, r), nil
@@ -171,38 +171,38 @@ func (c *serverConn) quick(api *API, h RequestHeader, body []byte) (frame []byte
 			return c.errorFrame(h, err), "", false, nil
 		}
 	}
-	if api.QuickWait != nil {
-		if w := api.QuickWait(c.sess, h.APIVersion, body); w != nil {
+	if api.Quick.Wait != nil {
+		if w := api.Quick.Wait(c.sess, h.APIVersion, body); w != nil {
 			return nil, "", true, w
 		}
 	}
 	buf := getBuf() // from the pool the socket writers share; start gives it back
-	frame, pid, ok := c.quickFrame(api, h, body, buf)
+	frame, subject, ok := c.quickFrame(api, h, body, buf)
 	if !ok {
 		putBuf(buf)
 		return nil, "", true, nil
 	}
-	return frame, pid, false, nil
+	return frame, subject, false, nil
 }
 
-// quickFrame offers the request to Quick, building the answer's frame in
-// buf; ok is false when Quick declined.
-func (c *serverConn) quickFrame(api *API, h RequestHeader, body, buf []byte) (frame []byte, producerID string, ok bool) {
+// quickFrame offers the request to Quick.Answer, building the answer's
+// frame in buf; ok is false when it declined.
+func (c *serverConn) quickFrame(api *API, h RequestHeader, body, buf []byte) (frame []byte, subject string, ok bool) {
 	frame, off := beginFrame(buf)
 	frame = append(frame, byte(ResponseSuccess))
 	frame = binary.BigEndian.AppendUint32(frame, uint32(h.RequestID))
-	frame, pid, ok := api.Quick(c.sess, h.APIVersion, body, frame)
+	frame, subject, ok = api.Quick.Answer(c.sess, h.APIVersion, body, frame)
 	if !ok {
 		return nil, "", false
 	}
 	if len(frame)-off-lengthFieldSize > math.MaxInt32 {
-		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)-off-lengthFieldSize)), pid, true
+		return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(frame)-off-lengthFieldSize)), subject, true
 	}
-	return endFrame(frame, off), pid, true
+	return endFrame(frame, off), subject, true
 }
 
-// answerParked answers a request whose wait (API.QuickWait) is over: by
-// Quick once the wait was met, else, on a goroutine of its own, as serve
+// answerParked answers a request whose wait (Quick.Wait) is over: by
+// Quick.Answer once the wait was met, else, on a goroutine of its own, as serve
 // does. The Gate already ran.
 func (c *serverConn) answerParked(p *parked) {
 	if c.ctx.Err() != nil {
@@ -210,10 +210,10 @@ func (c *serverConn) answerParked(p *parked) {
 		return
 	}
 	if p.w.Err() == nil {
-		frame, pid, ok := c.quickAfter(p.api, p.h, p.body)
+		frame, subject, ok := c.quickAfter(p.api, p.h, p.body)
 		if ok {
 			defer c.done()
-			p.tr.producerID = flusserr.Echo(pid)
+			p.tr.subject = flusserr.Echo(subject)
 			c.srv.cfg.Budget.Release(p.charge)
 			c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
 			c.finishFrame(p.tr, frame)
@@ -233,7 +233,7 @@ func (c *serverConn) abandonParked(p *parked) {
 }
 
 // quickAfter is quickFrame with a fresh buffer, recovering a panic.
-func (c *serverConn) quickAfter(api *API, h RequestHeader, body []byte) (frame []byte, producerID string, ok bool) {
+func (c *serverConn) quickAfter(api *API, h RequestHeader, body []byte) (frame []byte, subject string, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			frame, ok = c.panicFrame("handler", h, r), true
@@ -242,9 +242,9 @@ func (c *serverConn) quickAfter(api *API, h RequestHeader, body []byte) (frame [
 	return c.quickFrame(api, h, body, nil)
 }
 
-// offer runs the Gate and the Forward hook on the reader goroutine. It
-// returns a frame to answer with (a Gate error or a panic), or taken=false
-// with gated=true when the hook declined the request.
+// offer runs the Gate and Forward.Try on the reader goroutine. It returns a
+// frame to answer with (a Gate error or a panic), or nil with gated=true
+// when Try declined the request.
 func (c *serverConn) offer(h RequestHeader, body []byte) (frame []byte, gated bool) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -257,15 +257,15 @@ func (c *serverConn) offer(h RequestHeader, body []byte) (frame []byte, gated bo
 			return c.errorFrame(h, err), false
 		}
 	}
-	if cfg.Forward.Forward(c.sess, h, body, c.rep) {
+	if cfg.Forward.Try(c.sess, h, body, c.rep) {
 		return nil, false
 	}
 	return nil, true
 }
 
-// flushForwarded tells the Forward hook that the reader is about to wait.
+// flushForwarded tells Forward.Flush that the reader is about to wait.
 func (c *serverConn) flushForwarded() {
-	if c.srv.cfg.Forward == nil {
+	if c.srv.cfg.Forward.Flush == nil {
 		return
 	}
 	defer func() {
@@ -308,29 +308,19 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			tr.api, tr.elsewhere = h.APIKey.Name(), true
 			return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion, msg)
 		}
-		if cfg.RawFallback != nil {
-			r, err := cfg.RawFallback(c.ctx, c.sess, h, body)
+		if cfg.Forward.Call != nil {
+			r, err := cfg.Forward.Call(c.ctx, c.sess, h, body)
 			if err != nil {
 				return c.errorFrame(h, err)
 			}
 			if r.Type != ResponseSuccess && r.Type != ResponseError {
-				return c.errorFrame(h, fmt.Errorf("fallback answered with a %v response", r.Type))
+				return c.errorFrame(h, fmt.Errorf("forwarder answered with a %v response", r.Type))
 			}
 			if len(r.Body) > math.MaxInt32-responseHeaderSize {
 				return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(r.Body)))
 			}
 			tr.passed = true
 			return appendResponse(nil, r.Type, h.RequestID, r.Body)
-		}
-		if cfg.Fallback != nil {
-			out, err := cfg.Fallback(c.ctx, c.sess, h, body)
-			if err != nil {
-				return c.errorFrame(h, err)
-			}
-			if len(out) > math.MaxInt32-responseHeaderSize {
-				return c.errorFrame(h, fmt.Errorf("response of %d bytes is too large for a frame", len(out)))
-			}
-			return AppendSuccess(nil, h.RequestID, out)
 		}
 		c.logger().Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
 		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
@@ -342,21 +332,19 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
 				api, h.APIVersion, api.MinVersion, api.MaxVersion))
 	}
-	var resp proto.Message
-	var err error
-	ctx := context.WithValue(c.ctx, arrivalKey{}, tr.start)
-	if api.HandleRaw != nil {
-		tr.producerID = rawProducerID(api, body)
-		resp, err = api.HandleRaw(ctx, c.sess, h.APIVersion, body)
-	} else {
-		req := api.NewRequest()
-		if err := DecodeBody(api, h.APIVersion, body, req); err != nil {
+	hc := &handlerCtx{Context: c.ctx, arrival: tr.start}
+	r := &Request{Version: h.APIVersion, Body: body}
+	if !api.RawBody {
+		r.Msg = api.NewRequest()
+		if err := DecodeBody(api, h.APIVersion, body, r.Msg); err != nil {
 			c.logger().Debug("undecodable request body", "api_key", h.APIKey, "request_id", h.RequestID, "error", err)
 			return c.errorFrame(h, err)
 		}
-		tr.producerID = producerIDOf(req)
-		resp, err = api.Handle(ctx, c.sess, req)
 	}
+	if api.Subject.Of != nil {
+		tr.subject = flusserr.Echo(api.Subject.Of(r))
+	}
+	resp, err := api.Handle(hc, c.sess, r)
 	if err != nil {
 		return c.errorFrame(h, err)
 	}

@@ -23,10 +23,19 @@
 // The server is in five files: server.go (configuration, listeners, the
 // accept loop and shutdown), conn.go (one connection: its read loop, idle
 // deadline and drain), dispatch.go (from a request read to its answer: the
-// Mux lookup, the Quick, QuickWait and Forward hooks, Handle and the
-// fallbacks), parking.go (requests waiting for a QuickWait condition,
-// answered together per Waiter) and replier.go (answers handed to the
-// connection's writer).
+// Mux lookup, an API's Quick path, its Handle, and the Forwarder for keys
+// the Mux does not hold), parking.go (requests waiting for a Quick.Wait
+// condition, answered together per Waiter) and replier.go (answers handed
+// to the connection's writer).
+//
+// A request is served one way: by its API's Handle, which sees a Request
+// (the body decoded, or raw with RawBody), after the API's optional Quick
+// path (an answer from memory on the reader goroutine, optionally parked
+// until a Waiter settles) declined it. A request for a key the Mux does not
+// hold is forwarded one way: by the ServerConfig's Forwarder, whose Call
+// passes it on from a goroutine of its own, after its optional Try, on the
+// reader goroutine, declined it. The server knows no message field: what a
+// request is about, for its log line, is the API's Subject.
 // sockwriter.go holds that writer, the one writer of a socket, which the
 // Client uses too.
 package wire

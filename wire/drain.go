@@ -56,7 +56,7 @@ func (c *serverConn) drainHeld() {
 		}
 		// Let this round's answers (and those of the requests in flight
 		// before it) go out: a client may send its next request only then.
-		// The Forward hook's held-back requests go first, or their answers
+		// The requests Forward.Try held back go first, or their answers
 		// would never come.
 		c.flushForwarded()
 		c.handlers.Wait()

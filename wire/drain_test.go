@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
@@ -20,7 +21,7 @@ func closeInBackground(t *testing.T, srv *Server, addr string) <-chan error {
 	t.Helper()
 	closed := make(chan error, 1)
 	go func() { closed <- srv.Close() }()
-	waitUntil(t, "the listener to close", func() bool {
+	eventually.True(t, "the listener to close", func() bool {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			return true
@@ -64,10 +65,10 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 		{
 			name: "forwarded, answered at the Forward hook's Flush",
 			cfg: func(*Budget) ServerConfig {
-				return ServerConfig{MaxInFlightPerConn: 1, Forward: &holdingForwarder{}}
+				return ServerConfig{MaxInFlightPerConn: 1, Forward: (&holdingForwarder{}).forwarder(nil)}
 			},
 			hold: func(t *testing.T, ctl *control, _ *Budget, rc *rawConn) (func(), []int32) {
-				rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+				rc.Write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
 				<-ctl.slowStarted
 				return func() { ctl.release <- struct{}{} }, []int32{1}
 			},
@@ -78,7 +79,7 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 			name: "behind a full in-flight limit",
 			cfg:  func(*Budget) ServerConfig { return ServerConfig{MaxInFlightPerConn: 1} },
 			hold: func(t *testing.T, ctl *control, _ *Budget, rc *rawConn) (func(), []int32) {
-				rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+				rc.Write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
 				<-ctl.slowStarted
 				return func() { ctl.release <- struct{}{} }, []int32{1}
 			},
@@ -114,20 +115,20 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 			for _, id := range tt.held {
 				pipelined = append(pipelined, AppendRequest(nil, RequestHeader{APIKey: key, RequestID: id}, mustMarshal(t, echoReq("held")))...)
 			}
-			rc.write(pipelined)
+			rc.Write(pipelined)
 			if tt.name == "waiting for room in the budget" {
-				waitUntil(t, "the reader to wait for room", func() bool { return budget.Waiting() == 1 })
+				eventually.True(t, "the reader to wait for room", func() bool { return budget.Waiting() == 1 })
 			}
 			closed := closeInBackground(t, srv, addr)
 			release()
 			want := append(first, tt.held...)
 			for range want {
-				r := rc.readResponse()
+				r := rc.Read()
 				if r.Type != ResponseSuccess {
 					t.Fatalf("request %d: %v %v", r.RequestID, r.Type, r.Err())
 				}
 			}
-			rc.expectClosed()
+			rc.ExpectClosed("the server closes it")
 			if err := waitClosed(t, closed); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
@@ -147,17 +148,17 @@ func TestDrainAnswersHeldFrames(t *testing.T) {
 func TestDrainSkipsPartialFrame(t *testing.T) {
 	srv, addr := startServer(t, ServerConfig{DrainTimeout: testTimeout}, newControl())
 	rc := dialRaw(t, addr)
-	rc.write(echoFrame(t, 1))
-	if r := rc.readResponse(); r.Type != ResponseSuccess {
+	rc.Write(echoFrame(t, 1))
+	if r := rc.Read(); r.Type != ResponseSuccess {
 		t.Fatalf("first request: %v", r.Type)
 	}
 	f := echoFrame(t, 2)
-	rc.write(f[:len(f)-3])
+	rc.Write(f[:len(f)-3])
 	closed := closeInBackground(t, srv, addr)
 	if err := waitClosed(t, closed); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	rc.expectClosed()
+	rc.ExpectClosed("the server closes it")
 }
 
 // TestDrainTimeoutCountsCut: a request still running at the drain timeout
@@ -172,12 +173,12 @@ func TestDrainTimeoutCountsCut(t *testing.T) {
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
 	}, ctl)
 	rc := dialRaw(t, addr)
-	rc.write(AppendRequest(nil, RequestHeader{APIKey: keyCtx, RequestID: 7}, mustMarshal(t, echoReq("x"))))
+	rc.Write(AppendRequest(nil, RequestHeader{APIKey: keyCtx, RequestID: 7}, mustMarshal(t, echoReq("x"))))
 	<-ctl.ctxStarted
 	if err := srv.Close(); !errors.Is(err, ErrDrainTimeout) {
 		t.Fatalf("Close: %v, want ErrDrainTimeout", err)
 	}
-	rc.expectClosed()
+	rc.ExpectClosed("the server closes it")
 	d := rec.waitDone(t, 7)
 	if d.Outcome != OutcomeCut {
 		t.Fatalf("outcome %v, want cut", d.Outcome)
@@ -210,9 +211,9 @@ func TestClientGoneCounted(t *testing.T) {
 				Observer: rec, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
 			}, ctl)
 			rc := dialRaw(t, addr)
-			rc.write(AppendRequest(nil, RequestHeader{APIKey: keyCtx, RequestID: 9}, mustMarshal(t, echoReq("x"))))
+			rc.Write(AppendRequest(nil, RequestHeader{APIKey: keyCtx, RequestID: 9}, mustMarshal(t, echoReq("x"))))
 			<-ctl.ctxStarted
-			tt.leave(rc.nc.(*net.TCPConn))
+			tt.leave(rc.Net().(*net.TCPConn))
 			if err := <-ctl.ctxDone; !errors.Is(err, context.Canceled) {
 				t.Fatalf("handler ctx: %v", err)
 			}
@@ -236,18 +237,18 @@ func TestDrainDropsFrameCutByTheDrain(t *testing.T) {
 	budget := NewBudget(1 << 20)
 	srv, addr := startServer(t, ServerConfig{Budget: budget, DrainTimeout: testTimeout}, ctl)
 	rc := dialRaw(t, addr)
-	rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+	rc.Write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
 	<-ctl.slowStarted
 	f := AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 2}, mustMarshal(t, echoReq(strings.Repeat("x", 200<<10))))
-	rc.write(f[:100<<10])
-	waitUntil(t, "the reader to read the frame's payload", func() bool { return budget.InUse() >= 200<<10 })
+	rc.Write(f[:100<<10])
+	eventually.True(t, "the reader to read the frame's payload", func() bool { return budget.InUse() >= 200<<10 })
 	closed := closeInBackground(t, srv, addr)
-	rc.write(f[100<<10:])
+	rc.Write(f[100<<10:])
 	ctl.release <- struct{}{}
-	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 1 {
+	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 1 {
 		t.Fatalf("the request in flight: %v %d", r.Type, r.RequestID)
 	}
-	rc.expectClosed()
+	rc.ExpectClosed("the server closes it")
 	if err := waitClosed(t, closed); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -46,8 +46,8 @@ func TestWithElsewhere(t *testing.T) {
 		{key: 1000, code: flusserr.None},
 	} {
 		id := int32(i + 1)
-		rc.write(AppendRequest(nil, RequestHeader{APIKey: tt.key, APIVersion: tt.version, RequestID: id}, mustMarshal(t, echoReq("x"))))
-		r := rc.readResponse()
+		rc.Write(AppendRequest(nil, RequestHeader{APIKey: tt.key, APIVersion: tt.version, RequestID: id}, mustMarshal(t, echoReq("x"))))
+		r := rc.Read()
 		if r.RequestID != id {
 			t.Fatalf("key %d: answer for request %d", tt.key, r.RequestID)
 		}

@@ -15,7 +15,7 @@ import (
 // Api keys of the Forwarder tests.
 const (
 	keyTaken    messages.Key = 2001 // the forwarder takes it and answers at Flush
-	keyDeclined messages.Key = 2002 // the forwarder declines it: RawFallback answers
+	keyDeclined messages.Key = 2002 // Try declines it: Call answers
 	keyRefused  messages.Key = 2003 // the gate refuses it
 )
 
@@ -26,10 +26,15 @@ type holdingForwarder struct {
 	held    []RequestHeader
 	bodies  [][]byte
 	reply   *Replier
-	offered []int32 // request ids offered to Forward
+	offered []int32 // request ids offered to Try
 }
 
-func (f *holdingForwarder) Forward(_ *Session, h RequestHeader, body []byte, reply *Replier) bool {
+// forwarder returns f as Try and Flush, with call as Call.
+func (f *holdingForwarder) forwarder(call func(context.Context, *Session, RequestHeader, []byte) (Response, error)) Forwarder {
+	return Forwarder{Call: call, Try: f.Try, Flush: f.Flush}
+}
+
+func (f *holdingForwarder) Try(_ *Session, h RequestHeader, body []byte, reply *Replier) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.offered = append(f.offered, h.RequestID)
@@ -74,7 +79,7 @@ func TestForwarder(t *testing.T) {
 	raw := func(_ context.Context, _ *Session, h RequestHeader, body []byte) (Response, error) {
 		return Response{Type: ResponseSuccess, Body: append([]byte("raw:"), body...)}, nil
 	}
-	_, addr := startServer(t, ServerConfig{Gate: gate, RawFallback: raw, Forward: fw}, newControl())
+	_, addr := startServer(t, ServerConfig{Gate: gate, Forward: fw.forwarder(raw)}, newControl())
 	r := dialRaw(t, addr)
 
 	tests := []struct {
@@ -103,10 +108,10 @@ func TestForwarder(t *testing.T) {
 		}
 		batch = AppendRequest(batch, RequestHeader{APIKey: tt.key, RequestID: tt.id}, body)
 	}
-	r.write(batch)
+	r.Write(batch)
 	got := map[int32]Response{}
 	for range tests {
-		resp := r.readResponse()
+		resp := r.Read()
 		if _, dup := got[resp.RequestID]; dup {
 			t.Fatalf("request id %d answered twice", resp.RequestID)
 		}
@@ -167,15 +172,15 @@ func equalIDs(a, b []int32) bool {
 // connection would never make progress.
 func TestForwarderFlushedBeforeSlotWait(t *testing.T) {
 	fw := &holdingForwarder{}
-	_, addr := startServer(t, ServerConfig{MaxInFlightPerConn: 1, Forward: fw}, newControl())
+	_, addr := startServer(t, ServerConfig{MaxInFlightPerConn: 1, Forward: fw.forwarder(nil)}, newControl())
 	r := dialRaw(t, addr)
 	var batch []byte
 	for id := int32(1); id <= 3; id++ {
 		batch = AppendRequest(batch, RequestHeader{APIKey: keyTaken, RequestID: id}, []byte{byte('0' + id)})
 	}
-	r.write(batch)
+	r.Write(batch)
 	for id := int32(1); id <= 3; id++ {
-		resp := r.readResponse()
+		resp := r.Read()
 		want := []byte{'f', 'w', 'd', ':', byte('0' + id)}
 		if resp.RequestID != id || !bytes.Equal(resp.Body, want) {
 			t.Fatalf("got id %d body %q, want id %d body %q", resp.RequestID, resp.Body, id, want)

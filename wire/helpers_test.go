@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
@@ -87,7 +87,7 @@ func testAPIs(ctl *control) []API {
 	var mux *Mux
 	apis := []API{
 		{Key: messages.KeyAPIVersions, Name: "API_VERSIONS", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+			Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 				resp := &messages.ApiVersionsResponse{}
 				for _, a := range mux.Versions() {
 					resp.ApiVersions = append(resp.ApiVersions, &messages.PbApiVersion{
@@ -97,11 +97,12 @@ func testAPIs(ctl *control) []API {
 				return resp, nil
 			}},
 		{Key: keyEcho, Name: "ECHO", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
-				return req, nil
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				return r.Msg, nil
 			}},
 		{Key: keySlow, Name: "SLOW", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				req := r.Msg
 				ctl.slowStarted <- struct{}{}
 				select {
 				case <-ctl.release:
@@ -111,8 +112,8 @@ func testAPIs(ctl *control) []API {
 				}
 			}},
 		{Key: keyFail, Name: "FAIL", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
-				switch req.(*messages.ApiVersionsRequest).GetClientSoftwareName() {
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				switch r.Msg.(*messages.ApiVersionsRequest).GetClientSoftwareName() {
 				case "code63":
 					return nil, flusserr.New(flusserr.InvalidProducerID, "Invalid producer ID 'a b': bad char")
 				case "wrapped21":
@@ -137,11 +138,11 @@ func testAPIs(ctl *control) []API {
 				return nil, errors.New("unknown failure mode")
 			}},
 		{Key: keyVersions, Name: "VERSIONED", MinVersion: 1, MaxVersion: 2, NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
-				return req, nil
+			Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+				return r.Msg, nil
 			}},
 		{Key: keyCtx, Name: "CTX", NewRequest: newReq,
-			Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+			Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 				ctl.ctxStarted <- struct{}{}
 				<-ctx.Done()
 				ctl.ctxDone <- ctx.Err()
@@ -213,57 +214,15 @@ func dialClient(tb testing.TB, addr string) *Client {
 	return c
 }
 
-// rawConn is a bare connection for tests that need to control bytes and see
-// the order in which frames arrive.
-type rawConn struct {
-	tb testing.TB
-	nc net.Conn
-	br *bufio.Reader
-}
+// rawConn is the raw connection of wire's tests; see package rawconn.
+type rawConn = rawconn.Conn[Response]
 
+// dialRaw opens a raw connection whose reads give up after testTimeout.
 func dialRaw(tb testing.TB, addr string) *rawConn {
 	tb.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	nc.SetDeadline(time.Now().Add(testTimeout))
-	tb.Cleanup(func() { nc.Close() })
-	return &rawConn{tb: tb, nc: nc, br: bufio.NewReader(nc)}
-}
-
-func (r *rawConn) write(b []byte) {
-	r.tb.Helper()
-	if _, err := r.nc.Write(b); err != nil {
-		r.tb.Fatal(err)
-	}
-}
-
-func (r *rawConn) readResponse() Response {
-	r.tb.Helper()
-	payload, err := ReadFrame(r.br, 0)
-	if err != nil {
-		r.tb.Fatalf("read response: %v", err)
-	}
-	resp, err := ParseResponse(payload)
-	if err != nil {
-		r.tb.Fatalf("parse response: %v", err)
-	}
-	return resp
-}
-
-// expectClosed reads until the server closes the connection and fails if
-// any byte arrives.
-func (r *rawConn) expectClosed() {
-	r.tb.Helper()
-	var b [1]byte
-	n, err := r.br.Read(b[:])
-	if n != 0 || err == nil {
-		r.tb.Fatalf("expected the connection to be closed, read %d bytes, err %v", n, err)
-	}
-	if isTimeout(err) {
-		r.tb.Fatalf("connection was not closed: %v", err)
-	}
+	r := rawconn.Dial(tb, addr, ParseResponse)
+	r.SetDeadline(testTimeout)
+	return r
 }
 
 func mustMarshal(tb testing.TB, m proto.Message) []byte {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
 
@@ -37,7 +35,7 @@ type RequestDone struct {
 	// hold.
 	API string
 	// Local is true when the Mux served the key; false when it went to the
-	// Forward hook or a fallback (proxy mode) or was answered unsupported.
+	// Forwarder (proxy mode) or was answered unsupported.
 	Local bool
 	// Size is the request's size in bytes, as in RequestStarted.
 	Size int
@@ -47,9 +45,11 @@ type RequestDone struct {
 	// coordinator), so an error in it was not made by this server.
 	Passed   bool
 	Duration time.Duration
-	// ProducerID is the request's producer_id, for the requests that have
-	// one; a long one is cut as flusserr.Echo does.
-	ProducerID string
+	// Subject is what the request is about as its API's Subject names it
+	// (such as a producer id), under SubjectKey; "" for none. A long one
+	// is cut as flusserr.Echo does.
+	Subject    string
+	SubjectKey string
 	// Message is the error message answered, when Code is not NONE.
 	Message string
 	// Elsewhere is true when the key is one the Mux sends elsewhere
@@ -90,25 +90,16 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int8(o))
 }
 
-// producerIDOf returns the producer_id of a decoded request that has one,
-// bounded for logs and observers by flusserr.Echo: a client may send a
-// 48 MiB id, which the log line of its error would otherwise repeat.
-func producerIDOf(m proto.Message) string {
-	if p, ok := m.(interface{ GetProducerId() string }); ok {
-		return flusserr.Echo(p.GetProducerId())
-	}
-	return ""
-}
-
 // reqTrace follows one request from read to answer.
 type reqTrace struct {
 	h          RequestHeader
 	start      time.Time
 	size       int
-	producerID string
+	subject    string
+	subjectKey string
 	local      bool
 	api        string
-	passed     bool // the answer came whole from a RawFallback
+	passed     bool // the answer came whole from Forward.Call
 	elsewhere  bool // the key is served by another server type (Mux.WithElsewhere)
 }
 
@@ -117,7 +108,7 @@ type reqTrace struct {
 func (c *serverConn) begin(h RequestHeader, size int, api *API, local bool) reqTrace {
 	tr := reqTrace{h: h, start: time.Now(), size: size}
 	if local {
-		tr.local, tr.api = true, api.Name
+		tr.local, tr.api, tr.subjectKey = true, api.Name, api.Subject.Key
 	}
 	if o := c.srv.cfg.Observer; o != nil {
 		o.RequestStarted(c.sess.ListenerName, h, size)
@@ -135,7 +126,7 @@ func (c *serverConn) finishFrame(tr reqTrace, frame []byte) {
 	c.finish(tr, ResponseType(frame[lengthFieldSize]), frame[hdr:], tr.passed)
 }
 
-// finishUntracked ends the trace of a request the Forward hook took without
+// finishUntracked ends the trace of a request Forward.Try took without
 // it being tracked (see track): its answer will not be seen, so the
 // observer is told now.
 func (c *serverConn) finishUntracked(tr reqTrace) {
@@ -161,7 +152,7 @@ func (c *serverConn) logUntracked(requestID int32, frame []byte) {
 func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed bool) {
 	d := RequestDone{
 		Header: tr.h, API: tr.api, Local: tr.local, Size: tr.size, Passed: passed,
-		Duration: time.Since(tr.start), ProducerID: tr.producerID, Outcome: c.outcome(), Elsewhere: tr.elsewhere,
+		Duration: time.Since(tr.start), Subject: tr.subject, SubjectKey: tr.subjectKey, Outcome: c.outcome(), Elsewhere: tr.elsewhere,
 	}
 	if t != ResponseSuccess {
 		d.Code = flusserr.UnknownServerError
@@ -193,8 +184,8 @@ func (c *serverConn) logRequest(d RequestDone) {
 		c.logger().Debug("client went away before its answer", append(kv, "duration", d.Duration)...)
 		return
 	}
-	if d.ProducerID != "" {
-		kv = append(kv, "producer_id", d.ProducerID)
+	if d.Subject != "" && d.SubjectKey != "" {
+		kv = append(kv, d.SubjectKey, d.Subject)
 	}
 	if d.Code == flusserr.None {
 		kv = append(kv, "result", "SUCCESS")
@@ -222,14 +213,14 @@ func apiLabel(d RequestDone) string {
 	return "forwarded"
 }
 
-// tracking says whether requests the Forward hook takes are traced: only
+// tracking says whether requests Forward.Try takes are traced: only
 // when someone reads the trace, so that the proxy's fast path pays nothing
 // otherwise.
 func (c *serverConn) tracking() bool {
 	return c.srv.cfg.Observer != nil || c.logger().IsDebug()
 }
 
-// track records a request the Forward hook may take, until its answer. A
+// track records a request Forward.Try may take, until its answer. A
 // request id already in flight on the connection is not tracked (a client
 // bug): it is answered, but not traced.
 func (c *serverConn) track(tr reqTrace) bool {

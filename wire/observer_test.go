@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
@@ -63,7 +64,7 @@ func (r *recorder) RequestDone(_ string, d RequestDone) {
 func (r *recorder) waitDone(t *testing.T, id int32) RequestDone {
 	t.Helper()
 	var d RequestDone
-	waitUntil(t, fmt.Sprintf("request %d to be reported", id), func() bool {
+	eventually.True(t, fmt.Sprintf("request %d to be reported", id), func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		var ok bool
@@ -74,9 +75,9 @@ func (r *recorder) waitDone(t *testing.T, id int32) RequestDone {
 }
 
 // TestObserver: every request is started and done once, with its size,
-// code, producer id and whether it was served here or passed on; errors
-// this server made are logged at WARN with their code, passed-on ones are
-// not.
+// code, subject (a producer id) and whether it was served here or passed
+// on; errors this server made are logged at WARN with their code,
+// passed-on ones are not.
 func TestObserver(t *testing.T) {
 	rec := newRecorder()
 	fw := &holdingForwarder{}
@@ -93,10 +94,11 @@ func TestObserver(t *testing.T) {
 	}
 	apis := append(testAPIs(newControl()), API{Key: 1053, Name: "REGISTER_PRODUCER_OFFSETS",
 		NewRequest: func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
-		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+		Subject:    Subject{Key: "producer_id", Of: registerProducerID},
+		Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 			return nil, flusserr.New(flusserr.InvalidProducerID, "bad id")
 		}})
-	_, addr := startServer(t, ServerConfig{Mux: NewMux(apis...), Logger: log, Gate: gate, RawFallback: raw, Forward: fw, Observer: rec}, nil)
+	_, addr := startServer(t, ServerConfig{Mux: NewMux(apis...), Logger: log, Gate: gate, Forward: fw.forwarder(raw), Observer: rec}, nil)
 	r := dialRaw(t, addr)
 
 	echo := mustMarshal(t, echoReq("local"))
@@ -122,11 +124,11 @@ func TestObserver(t *testing.T) {
 	for _, tt := range tests {
 		batch = AppendRequest(batch, RequestHeader{APIKey: tt.key, RequestID: tt.id}, tt.body)
 	}
-	r.write(batch)
+	r.Write(batch)
 	for range tests {
-		r.readResponse()
+		r.Read()
 	}
-	r.nc.Close()
+	r.Net().Close()
 	select {
 	case <-rec.allClosed:
 	case <-time.After(testTimeout):
@@ -150,7 +152,7 @@ func TestObserver(t *testing.T) {
 		if size := rec.started[tt.id]; size != requestHeaderSize+len(tt.body) || d.Size != size {
 			t.Errorf("id %d: started size %d, done size %d, want %d", tt.id, size, d.Size, requestHeaderSize+len(tt.body))
 		}
-		if d.Local != tt.local || d.Code != tt.code || d.ProducerID != tt.pid || d.Header.APIKey != tt.key {
+		if d.Local != tt.local || d.Code != tt.code || d.Subject != tt.pid || d.Header.APIKey != tt.key {
 			t.Errorf("id %d: %+v, want local=%v code=%v pid=%q", tt.id, d, tt.local, tt.code, tt.pid)
 		}
 		if d.Passed != tt.passed {
@@ -182,8 +184,8 @@ func TestObserverDebugLine(t *testing.T) {
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &logs})
 	_, addr := startServer(t, ServerConfig{Logger: log}, newControl())
 	r := dialRaw(t, addr)
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 42}, mustMarshal(t, echoReq("x"))))
-	r.readResponse()
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 42}, mustMarshal(t, echoReq("x"))))
+	r.Read()
 	out := logs.String()
 	if !strings.Contains(out, "request: conn=1 api=ECHO api_key=9001 request_id=42 result=SUCCESS duration=") {
 		t.Fatalf("no request line:\n%s", out)
@@ -195,8 +197,8 @@ func TestObserverRefused(t *testing.T) {
 	rec := newRecorder()
 	_, addr := startServer(t, ServerConfig{MaxConns: 1, Observer: rec}, newControl())
 	first := dialRaw(t, addr)
-	first.write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
-	first.readResponse()
+	first.Write(AppendRequest(nil, RequestHeader{APIKey: keyEcho, RequestID: 1}, mustMarshal(t, echoReq("x"))))
+	first.Read()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -210,5 +212,56 @@ func TestObserverRefused(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.refused) != 1 || rec.refused[0] != "limit" || rec.accepted != 1 {
 		t.Fatalf("refused %v accepted %d", rec.refused, rec.accepted)
+	}
+}
+
+// registerProducerID is a test Subject: the producer_id of a
+// RegisterProducerOffsetsRequest, decoded or not.
+func registerProducerID(r *Request) string {
+	if r.Msg != nil {
+		return r.Msg.(*messages.RegisterProducerOffsetsRequest).GetProducerId()
+	}
+	return bodyProducerID(r.Body)
+}
+
+// bodyProducerID decodes a RegisterProducerOffsetsRequest body for its
+// producer_id.
+func bodyProducerID(body []byte) string {
+	var req messages.RegisterProducerOffsetsRequest
+	proto.UnmarshalOptions{AllowPartial: true}.Unmarshal(body, &req)
+	return req.GetProducerId()
+}
+
+// TestSubjectIsBounded: the subject a request's log line and RequestDone
+// carry is cut like an echo, whether the body was decoded, left raw
+// (RawBody) or answered by Quick.
+func TestSubjectIsBounded(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	want := strings.Repeat("x", 256) + "... (1048576 bytes in all)"
+	subject := Subject{Key: "producer_id", Of: registerProducerID}
+	newReq := func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} }
+	answer := func(context.Context, *Session, *Request) (proto.Message, error) {
+		return &messages.RegisterProducerOffsetsResponse{}, nil
+	}
+	mux := NewMux(
+		API{Key: 1053, Name: "DECODED", NewRequest: newReq, Subject: subject, Handle: answer},
+		API{Key: 1054, Name: "RAW", NewRequest: newReq, Subject: subject, RawBody: true, Handle: answer},
+		API{Key: 1055, Name: "QUICK", NewRequest: newReq, Subject: subject, Handle: answer,
+			Quick: Quick{Answer: func(_ *Session, _ int16, body, dst []byte) ([]byte, string, bool) {
+				return dst, bodyProducerID(body), true
+			}}},
+	)
+	rec := newRecorder()
+	_, addr := startServer(t, ServerConfig{Mux: mux, Observer: rec, MaxFrameSize: 4 << 20}, nil)
+	c := dialClient(t, addr)
+	body := marshalPartial(t, &messages.RegisterProducerOffsetsRequest{ProducerId: &long})
+	for _, key := range []messages.Key{1053, 1054, 1055} {
+		r, err := c.CallRaw(testCtx(t), key, 0, body)
+		if err != nil || r.Type != ResponseSuccess {
+			t.Fatalf("key %d: %v %v", key, err, r.Err())
+		}
+		if d := rec.waitDone(t, r.RequestID); d.Subject != want || d.SubjectKey != "producer_id" {
+			t.Fatalf("key %d: subject of %d bytes under %q, want %d bytes under producer_id", key, len(d.Subject), d.SubjectKey, len(want))
+		}
 	}
 }

@@ -7,7 +7,7 @@ import "sync"
 const parkChunk = 64
 
 // parked is a request whose Quick answer waits for its Waiter
-// (API.QuickWait). It holds its in-flight slot and its budget charge until
+// (Quick.Wait). It holds its in-flight slot and its budget charge until
 // it is answered or withdrawn.
 type parked struct {
 	c      *serverConn

@@ -19,14 +19,17 @@ import (
 const keyQuick messages.Key = 9010
 
 // quickAPI serves ApiVersionsRequests whose client_software_name starts
-// with "quick" from its Quick hook (answering the request echoed, as
+// with "quick" from its Quick path (answering the request echoed, as
 // Handle does), panics in Quick for "panic", and declines the rest, which
-// Handle echoes. It counts both paths.
+// Handle echoes. It counts both paths. Its Subject is the name.
 func quickAPI(quick, handled *atomic.Int64) API {
 	return API{
 		Key: keyQuick, Name: "QUICK", MinVersion: 0, MaxVersion: 1,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Quick: func(s *Session, version int16, body, dst []byte) ([]byte, string, bool) {
+		Subject: Subject{Key: "client", Of: func(r *Request) string {
+			return r.Msg.(*messages.ApiVersionsRequest).GetClientSoftwareName()
+		}},
+		Quick: Quick{Answer: func(s *Session, version int16, body, dst []byte) ([]byte, string, bool) {
 			var req messages.ApiVersionsRequest
 			if proto.Unmarshal(body, &req) != nil {
 				return append(dst, "garbage that must be discarded"...), "", false
@@ -40,10 +43,10 @@ func quickAPI(quick, handled *atomic.Int64) API {
 			}
 			quick.Add(1)
 			return append(dst, body...), name, true
-		},
-		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+		}},
+		Handle: func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
 			handled.Add(1)
-			return req, nil
+			return r.Msg, nil
 		},
 	}
 }
@@ -99,12 +102,12 @@ func TestQuickAnswersAndDeclines(t *testing.T) {
 		t.Fatalf("after the panic: %v %v", err, r.Err())
 	}
 	// Quick answers are traced like any other: started and done, with the
-	// producer id Quick named. RequestDone is told before the answer is
+	// subject Quick named. RequestDone is told before the answer is
 	// sent, so it is there now.
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	d, ok := obs.done[r.RequestID]
-	if !ok || d.ProducerID != "quick-3" || d.API != "QUICK" || !d.Local || d.Code != flusserr.None {
+	if !ok || d.Subject != "quick-3" || d.SubjectKey != "client" || d.API != "QUICK" || !d.Local || d.Code != flusserr.None {
 		t.Fatalf("trace of the quick answer: %+v (found %v)", d, ok)
 	}
 	if len(obs.started) != len(obs.done) || obs.doneRequests != len(tests)+1 {
@@ -154,9 +157,9 @@ func TestQuickPipelinedBodiesStayIntact(t *testing.T) {
 		frames = AppendRequest(frames, RequestHeader{APIKey: keyQuick, APIVersion: 0, RequestID: int32(i)}, body)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { r.write(frames) })
+	wg.Go(func() { r.Write(frames) })
 	for range n {
-		resp := r.readResponse()
+		resp := r.Read()
 		if resp.Type != ResponseSuccess {
 			t.Fatalf("request %d: %v %v", resp.RequestID, resp.Type, resp.Err())
 		}
@@ -184,12 +187,12 @@ func FuzzQuickFrames(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 3, 1})
 	f.Fuzz(func(t *testing.T, tail []byte) {
 		r := dialRaw(t, addr)
-		r.write(append(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 1}, good), tail...))
-		resp := r.readResponse()
+		r.Write(append(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 1}, good), tail...))
+		resp := r.Read()
 		if resp.RequestID != 1 || resp.Type != ResponseSuccess || string(resp.Body) != string(good) {
 			t.Fatalf("first answer: %+v", resp)
 		}
-		r.nc.Close()
+		r.Net().Close()
 		c := dialClient(t, addr)
 		if resp, err := c.CallRaw(testCtx(t), keyQuick, 0, good); err != nil || string(resp.Body) != string(good) {
 			t.Fatalf("server stopped serving: %v", err)
@@ -220,16 +223,16 @@ func TestQuickNeedsNoSlot(t *testing.T) {
 	mux := NewMux(append(testAPIs(ctl), quickAPI(&quick, &handled))...)
 	_, addr := startServer(t, ServerConfig{Mux: mux, MaxInFlightPerConn: 1}, ctl)
 	r := dialRaw(t, addr)
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 1}, mustMarshal(t, echoReq("slow"))))
 	<-ctl.slowStarted
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 2}, mustMarshal(t, echoReq("quick-x"))))
-	if resp := r.readResponse(); resp.RequestID != 2 || resp.Type != ResponseSuccess {
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 2}, mustMarshal(t, echoReq("quick-x"))))
+	if resp := r.Read(); resp.RequestID != 2 || resp.Type != ResponseSuccess {
 		t.Fatalf("first answer %+v, want the quick request's while the slot is held", resp)
 	}
-	r.write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 3}, mustMarshal(t, echoReq("declined"))))
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: keyQuick, RequestID: 3}, mustMarshal(t, echoReq("declined"))))
 	ctl.release <- struct{}{}
 	for _, want := range []int32{1, 3} {
-		if resp := r.readResponse(); resp.RequestID != want || resp.Type != ResponseSuccess {
+		if resp := r.Read(); resp.RequestID != want || resp.Type != ResponseSuccess {
 			t.Fatalf("got %+v, want request %d", resp, want)
 		}
 	}
@@ -250,12 +253,13 @@ func (w *testWaiter) Err() error            { return w.err }
 func (w *testWaiter) settle(err error)      { w.err = err; close(w.done) }
 func waitingAPI(quick, handled *atomic.Int64, waiters chan *testWaiter) API {
 	api := quickAPI(quick, handled)
-	api.QuickWait = func(*Session, int16, []byte) Waiter {
+	api.Quick.Wait = func(*Session, int16, []byte) Waiter {
 		w := newTestWaiter()
 		waiters <- w
 		return w
 	}
-	api.Handle = func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+	api.Handle = func(ctx context.Context, s *Session, r *Request) (proto.Message, error) {
+		req := r.Msg
 		if _, ok := Arrival(ctx); !ok {
 			return nil, fmt.Errorf("the handler was not told when its request arrived")
 		}
@@ -265,7 +269,7 @@ func waitingAPI(quick, handled *atomic.Int64, waiters chan *testWaiter) API {
 	return api
 }
 
-// With QuickWait, no answer goes out before the Waiter settles; a met wait
+// With Quick.Wait, no answer goes out before the Waiter settles; a met wait
 // is answered by Quick, a failed one by Handle (which is told when the
 // request arrived), and requests behind a waiting one are still read.
 func TestQuickWaitHoldsTheAnswer(t *testing.T) {
@@ -335,7 +339,7 @@ func TestQuickWaitSharedRound(t *testing.T) {
 	round := newTestWaiter()
 	asked := make(chan struct{}, 200)
 	api := quickAPI(&quick, &handled)
-	api.QuickWait = func(*Session, int16, []byte) Waiter {
+	api.Quick.Wait = func(*Session, int16, []byte) Waiter {
 		asked <- struct{}{}
 		return round
 	}

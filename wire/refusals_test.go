@@ -149,7 +149,7 @@ func TestMaxConnsRefusalsCountedAndLoggedOnce(t *testing.T) {
 	}
 	for i := 0; i < k; i++ {
 		// The refusal is counted and logged before the close is seen.
-		dialRaw(t, addr).expectClosed()
+		dialRaw(t, addr).ExpectClosed("the server closes it")
 	}
 	rec.mu.Lock()
 	refused := append([]string(nil), rec.refused...)

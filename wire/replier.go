@@ -26,7 +26,7 @@ func (c *serverConn) writeFailed(err error) {
 	c.closeConn()
 }
 
-// Replier answers the requests that a Forwarder took, from any goroutine.
+// Replier answers the requests that Forward.Try took, from any goroutine.
 // Each taken request must be answered exactly once; the answer releases
 // the request's in-flight slot.
 type Replier struct {

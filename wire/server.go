@@ -32,7 +32,7 @@ var ErrDrainTimeout = errors.New("wire: drain timed out; requests in flight were
 // defaults.
 type ServerConfig struct {
 	// Mux holds the locally served APIs. Nil serves none (every request then
-	// goes to Fallback or is answered UNSUPPORTED_VERSION).
+	// goes to Forward or is answered UNSUPPORTED_VERSION).
 	Mux *Mux
 	// Logger is the parent logger; the server logs to its "wire" sub-logger.
 	// Nil discards logs.
@@ -49,7 +49,7 @@ type ServerConfig struct {
 	// handlers run at once; the connection's other requests in flight wait
 	// their turn (in no set order). It keeps a client that pipelines thousands of
 	// requests from filling the stores' queues ahead of everyone else's.
-	// Requests taken by a Forwarder do not count. Default
+	// Requests taken by Forward.Try do not count. Default
 	// DefaultMaxRunningPerConn.
 	MaxRunningPerConn int
 	// MaxConns bounds open connections; a connection accepted beyond it is
@@ -73,20 +73,13 @@ type ServerConfig struct {
 	ListenerName string
 	// Gate, if set, runs before every request; see GateFunc. It runs on
 	// the connection's reader goroutine for the requests offered to an
-	// API's Quick hook (and to Forward), so with either it must not block;
-	// serve a Mux.WithoutQuick when it may.
+	// API's Quick path (and to Forward.Try), so with either it must not
+	// block; serve a Mux.WithoutQuick when it may.
 	Gate GateFunc
-	// Fallback, if set, serves api keys the Mux does not hold; see
-	// FallbackFunc.
-	Fallback FallbackFunc
-	// RawFallback, if set, serves api keys the Mux does not hold and takes
-	// precedence over Fallback; see RawFallbackFunc.
-	RawFallback RawFallbackFunc
-	// Forward, if set, is offered every request the Mux does not hold
-	// before RawFallback, on the connection's reader goroutine, so that a
-	// proxy can pass it on without a goroutine per request; see Forwarder.
-	// For those requests the Gate runs on the reader goroutine too, so with
-	// Forward set the Gate must not block.
+	// Forward, if set, passes on every request the Mux does not hold
+	// (proxy mode); see Forwarder. With Forward.Try set, the Gate runs on
+	// the connection's reader goroutine for those requests too, so it must
+	// not block.
 	Forward Forwarder
 	// OnConnect, if set, runs once per connection before its first request
 	// is read; see ConnectFunc.
@@ -169,7 +162,7 @@ type Server struct {
 	conns     map[*serverConn]struct{}
 	connWG    sync.WaitGroup
 
-	lot *parkLot // requests waiting for their API.QuickWait condition
+	lot *parkLot // requests waiting for their Quick.Wait condition
 
 	closeOnce sync.Once
 	shutdown  chan struct{} // closed when Close starts

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,14 +159,14 @@ func TestOutOfOrderResponses(t *testing.T) {
 	var frames []byte
 	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 0}, body)
 	frames = AppendRequest(frames, RequestHeader{APIKey: keyEcho, RequestID: 1}, body)
-	rc.write(frames)
+	rc.Write(frames)
 
 	<-ctl.slowStarted
-	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 1 {
+	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 1 {
 		t.Fatalf("first answer %v id %d, want SUCCESS id 1", r.Type, r.RequestID)
 	}
 	ctl.release <- struct{}{}
-	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 0 {
+	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 0 {
 		t.Fatalf("second answer %v id %d, want SUCCESS id 0", r.Type, r.RequestID)
 	}
 }
@@ -182,12 +181,12 @@ func TestInFlightLimitBackpressure(t *testing.T) {
 	var frames []byte
 	frames = AppendRequest(frames, RequestHeader{APIKey: keySlow, RequestID: 10}, body)
 	frames = AppendRequest(frames, RequestHeader{APIKey: keyEcho, RequestID: 11}, body)
-	rc.write(frames)
+	rc.Write(frames)
 
 	<-ctl.slowStarted
 	ctl.release <- struct{}{}
 	for _, want := range []int32{10, 11} {
-		if r := rc.readResponse(); r.RequestID != want {
+		if r := rc.Read(); r.RequestID != want {
 			t.Fatalf("answer id %d, want %d", r.RequestID, want)
 		}
 	}
@@ -283,8 +282,8 @@ func TestBadFrameClosesConnection(t *testing.T) {
 			<-ctl.slowStarted
 
 			rc := dialRaw(t, addr)
-			rc.write(tt.send)
-			r := rc.readResponse()
+			rc.Write(tt.send)
+			r := rc.Read()
 			if r.Type != ResponseServerFailure {
 				t.Fatalf("type %v, want SERVER_FAILURE", r.Type)
 			}
@@ -292,7 +291,7 @@ func TestBadFrameClosesConnection(t *testing.T) {
 			if flusserr.Code(m.GetErrorCode()) != tt.wantCode || !strings.Contains(m.GetErrorMessage(), tt.wantMsg) {
 				t.Fatalf("got code %d %q, want %d containing %q", m.GetErrorCode(), m.GetErrorMessage(), tt.wantCode, tt.wantMsg)
 			}
-			rc.expectClosed()
+			rc.ExpectClosed("the server closes it")
 
 			ctl.release <- struct{}{}
 			if err := <-slow; err != nil {
@@ -435,7 +434,7 @@ func TestGateAndSession(t *testing.T) {
 	var sessions sync.Map // ConnID -> *Session seen by the handler
 	mux := NewMux(append(testAPIs(newControl()), API{
 		Key: 1038, Name: "AUTHENTICATE", NewRequest: func() proto.Message { return &messages.AuthenticateRequest{} },
-		Handle: func(ctx context.Context, s *Session, req proto.Message) (proto.Message, error) {
+		Handle: func(ctx context.Context, s *Session, req *Request) (proto.Message, error) {
 			sessions.Store(s.ConnID, s)
 			s.SetIdentity("alice", true)
 			return &messages.AuthenticateResponse{Challenge: []byte{}}, nil
@@ -466,53 +465,6 @@ func TestGateAndSession(t *testing.T) {
 		}
 		return true
 	})
-}
-
-func TestFallback(t *testing.T) {
-	fallback := func(ctx context.Context, s *Session, h RequestHeader, body []byte) ([]byte, error) {
-		switch h.APIKey {
-		case 1012:
-			return append([]byte("proxied:"), body...), nil
-		case 1013:
-			return nil, flusserr.New(flusserr.NotCoordinatorLeader, "")
-		}
-		return nil, errors.New("upstream unreachable")
-	}
-	_, addr := startServer(t, ServerConfig{Fallback: fallback}, newControl())
-	c := dialClient(t, addr)
-	ctx := testCtx(t)
-	tests := []struct {
-		name     string
-		key      messages.Key
-		wantType ResponseType
-		wantBody []byte
-		wantCode flusserr.Code
-	}{
-		{name: "proxied", key: 1012, wantType: ResponseSuccess, wantBody: []byte("proxied:abc")},
-		{name: "proxied api error", key: 1013, wantType: ResponseError, wantCode: 65},
-		{name: "proxy failure", key: 1014, wantType: ResponseError, wantCode: -1},
-		{name: "mux key is served locally", key: keyEcho, wantType: ResponseError, wantCode: 3},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := c.CallRaw(ctx, tt.key, 0, []byte("abc"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Type != tt.wantType {
-				t.Fatalf("type %v, want %v", r.Type, tt.wantType)
-			}
-			if tt.wantType == ResponseSuccess {
-				if !bytes.Equal(r.Body, tt.wantBody) {
-					t.Fatalf("body %q, want %q", r.Body, tt.wantBody)
-				}
-				return
-			}
-			if code := decodeErrorResponse(t, r.Body).GetErrorCode(); flusserr.Code(code) != tt.wantCode {
-				t.Fatalf("code %d, want %d", code, tt.wantCode)
-			}
-		})
-	}
 }
 
 // Close stops accepting, waits for the request in flight, and only then
@@ -621,8 +573,8 @@ func TestMaxConns(t *testing.T) {
 		t.Fatalf("ActiveConns = %d, want 1", n)
 	}
 	second := dialRaw(t, addr)
-	second.write(AppendRequest(nil, RequestHeader{APIKey: messages.KeyAPIVersions}, mustMarshal(t, echoReq("fluss"))))
-	second.expectClosed()
+	second.Write(AppendRequest(nil, RequestHeader{APIKey: messages.KeyAPIVersions}, mustMarshal(t, echoReq("fluss"))))
+	second.ExpectClosed("the server closes it")
 	if _, err := first.Handshake(testCtx(t)); err != nil {
 		t.Fatalf("first connection after refusing the second: %v", err)
 	}
@@ -631,7 +583,7 @@ func TestMaxConns(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	_, addr := startServer(t, ServerConfig{IdleTimeout: 20 * time.Millisecond}, newControl())
 	rc := dialRaw(t, addr)
-	rc.expectClosed()
+	rc.ExpectClosed("the server closes it")
 }
 
 // A connection with a request in flight is not idle, whatever the time.
@@ -640,17 +592,17 @@ func TestIdleTimeoutSparesInFlight(t *testing.T) {
 	const idle = 50 * time.Millisecond
 	_, addr := startServer(t, ServerConfig{IdleTimeout: idle}, ctl)
 	rc := dialRaw(t, addr)
-	rc.write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 3}, mustMarshal(t, echoReq("x"))))
+	rc.Write(AppendRequest(nil, RequestHeader{APIKey: keySlow, RequestID: 3}, mustMarshal(t, echoReq("x"))))
 	<-ctl.slowStarted
 	// Let several idle periods pass while the request is in flight. This
 	// sleep is not an assertion on timing: the check is that the answer
 	// still arrives.
 	time.Sleep(5 * idle)
 	ctl.release <- struct{}{}
-	if r := rc.readResponse(); r.Type != ResponseSuccess || r.RequestID != 3 {
+	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 3 {
 		t.Fatalf("got %v id %d", r.Type, r.RequestID)
 	}
-	rc.expectClosed()
+	rc.ExpectClosed("the server closes it")
 }
 
 func TestServerConfigValidate(t *testing.T) {

@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk/digestmd5"
@@ -205,19 +205,6 @@ func TestSASLOptionalServer(t *testing.T) {
 	connectRefused(t, srv.Addr, withSASL("bob", "wrong"))
 }
 
-// waitFor polls cond until it holds, bounded by ctx (not a timing
-// assertion).
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("gave up waiting for %s: %v", what, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // TestSASLReauthenticatesAfterReconnect cuts the client's connection and
 // lets it reconnect to its session: the new connection authenticates again
 // (the server logs a second SASL login for the session) and work goes on on
@@ -239,16 +226,16 @@ func TestSASLReauthenticatesAfterReconnect(t *testing.T) {
 	}
 	session := c.SessionID()
 	cut.Cut()
-	waitFor(ctx, t, "the client to notice the cut", func() bool { return !c.Connected() })
+	eventually.True(t, "the client to notice the cut", func() bool { return !c.Connected() })
 	cut.Restore()
-	waitFor(ctx, t, "the client to reconnect", c.Connected)
+	eventually.True(t, "the client to reconnect", c.Connected)
 	if c.SessionID() != session {
 		t.Fatalf("session changed from 0x%x to 0x%x; want a reconnect to the same session", session, c.SessionID())
 	}
 	if _, err := c.Create(ctx, "/after", nil, Persistent); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "a second SASL login in the server log", func() bool { return logins() >= 2 })
+	eventually.True(t, "a second SASL login in the server log", func() bool { return logins() >= 2 })
 	if log := serverLog(srv); strings.Contains(log, refusedRequest) {
 		t.Errorf("the server refused a request sent before authentication:\n%s", log)
 	}
@@ -286,7 +273,7 @@ func TestSASLRefusedAfterStart(t *testing.T) {
 		}
 		return false
 	}
-	waitFor(ctx, t, "the refusal to be logged", refusedLogged)
+	eventually.True(t, "the refusal to be logged", refusedLogged)
 	if strings.Contains(logs.String(), "bobsecret") {
 		t.Error("the client logged the password")
 	}
@@ -296,7 +283,7 @@ func TestSASLRefusedAfterStart(t *testing.T) {
 	if err := srv.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the client to reconnect", c.Connected)
+	eventually.True(t, "the client to reconnect", c.Connected)
 	registerLikeWork(t, c)
 }
 

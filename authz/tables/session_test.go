@@ -7,6 +7,7 @@ import (
 
 	gozk "github.com/go-zookeeper/zk"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -99,7 +100,7 @@ func TestMapAcrossOutages(t *testing.T) {
 					t.Fatal("session never expired")
 				}
 			} else {
-				waitFor(t, "the client to notice the cut", func() bool { return !zc.Connected() })
+				eventually.True(t, "the client to notice the cut", func() bool { return !zc.Connected() })
 			}
 
 			create("db1", "created", 4)
@@ -114,7 +115,7 @@ func TestMapAcrossOutages(t *testing.T) {
 
 			want := map[int64]string{1: "db1.kept", 4: "db1.created", 5: "db2.new-db", 33: "db1.recreated"}
 			droppedIDs := []int64{2, 3}
-			waitFor(t, "the map to match ZooKeeper", func() bool {
+			eventually.True(t, "the map to match ZooKeeper", func() bool {
 				for id, p := range want {
 					if got, ok := m.Lookup(id); !ok || got.String() != p {
 						return false
@@ -134,7 +135,7 @@ func TestMapAcrossOutages(t *testing.T) {
 			// The watches work again: later changes are followed.
 			create("db2", "after", 6)
 			drop("db1", "kept")
-			waitFor(t, "changes after the outage", func() bool {
+			eventually.True(t, "changes after the outage", func() bool {
 				p, ok := m.Lookup(6)
 				_, kept := m.Lookup(1)
 				return ok && p.String() == "db2.after" && !kept
@@ -147,7 +148,7 @@ func TestMapAcrossOutages(t *testing.T) {
 			wantArmed := []string{"children:" + d, "children:" + d + "/db1/tables", "children:" + d + "/db2/tables",
 				"data:" + d + "/db1/tables/created", "data:" + d + "/db1/tables/recreated",
 				"data:" + d + "/db2/tables/new-db", "data:" + d + "/db2/tables/after"}
-			waitFor(t, "one watch per followed znode", func() bool {
+			eventually.True(t, "one watch per followed znode", func() bool {
 				m.mu.Lock()
 				defer m.mu.Unlock()
 				if len(m.armed) != len(wantArmed) {

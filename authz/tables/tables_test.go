@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -19,18 +20,6 @@ func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	ctx := ctxT(t)
-	for !ok() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }
 
 func TestDecodeTableID(t *testing.T) {
@@ -105,19 +94,19 @@ func TestMapFollowsZooKeeper(t *testing.T) {
 	if _, err := zc.Set(ctxT(t), "/metadata/databases/db1/tables/t2", []byte(`{"version":1,"table_id":2}`), -1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "table 2", func() bool { p, ok := m.Lookup(2); return ok && p.String() == "db1.t2" })
+	eventually.True(t, "table 2", func() bool { p, ok := m.Lookup(2); return ok && p.String() == "db1.t2" })
 
 	// A new table in a database that had none, and a new database.
 	create("/metadata/databases/db2/tables/t3", `{"version":1,"table_id":3}`)
-	waitFor(t, "table 3", func() bool { p, ok := m.Lookup(3); return ok && p.String() == "db2.t3" })
+	eventually.True(t, "table 3", func() bool { p, ok := m.Lookup(3); return ok && p.String() == "db2.t3" })
 	create("/metadata/databases/db3/tables/t4", `{"version":1,"table_id":4}`)
-	waitFor(t, "table 4", func() bool { p, ok := m.Lookup(4); return ok && p.String() == "db3.t4" })
+	eventually.True(t, "table 4", func() bool { p, ok := m.Lookup(4); return ok && p.String() == "db3.t4" })
 
 	// A dropped table disappears.
 	if err := zc.Delete(ctxT(t), "/metadata/databases/db1/tables/t1", -1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "table 1 dropped", func() bool { _, ok := m.Lookup(1); return !ok })
+	eventually.True(t, "table 1 dropped", func() bool { _, ok := m.Lookup(1); return !ok })
 	if _, ok := m.Lookup(2); !ok {
 		t.Fatal("table 2 must stay")
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
@@ -109,7 +110,7 @@ scrape_configs:
 			<-exited
 		}
 	})
-	waitFor(t, "Prometheus to be ready", func() bool {
+	eventually.True(t, "Prometheus to be ready", func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("prometheus exited:\n%s", p.log.String())
@@ -207,13 +208,13 @@ func TestAlertsFireOnRealPrometheus(t *testing.T) {
 	}))
 	// Start Prometheus once the sidecar is settled (the cache's watch set
 	// and its index listed), so that the healthy phase is healthy.
-	waitFor(t, "the snapshot cache's watch and index", func() bool {
+	eventually.True(t, "the snapshot cache's watch and index", func() bool {
 		s := a.Cache().Stats()
 		return s.Watching && s.IndexedIDs >= 0
 	})
 	instance := a.MetricsAddr()
 	p := startPrometheus(t, instance, testRules(t, t.TempDir()))
-	waitFor(t, "the first scrapes and evaluations", func() bool {
+	eventually.True(t, "the first scrapes and evaluations", func() bool {
 		v := p.query(t, `count_over_time(fluss_sidecar_zookeeper_sessionConnected[1m])`)
 		n, _ := strconv.ParseFloat(strings.Join(v, ""), 64)
 		return len(v) == 1 && n >= 3
@@ -238,7 +239,7 @@ func TestAlertsFireOnRealPrometheus(t *testing.T) {
 	for _, f := range faults {
 		start := time.Now()
 		f.inject()
-		waitFor(t, f.alert+" to fire", func() bool { return p.alertState(t, f.alert, instance) == "firing" })
+		eventually.True(t, f.alert+" to fire", func() bool { return p.alertState(t, f.alert, instance) == "firing" })
 		fired := time.Since(start)
 		for _, al := range p.alerts(t) {
 			if al.Labels["alertname"] == f.alert && (al.Labels["severity"] != "critical" || !strings.Contains(al.Annotations["runbook_url"], "#"+strings.ToLower(f.alert))) {
@@ -247,7 +248,7 @@ func TestAlertsFireOnRealPrometheus(t *testing.T) {
 		}
 		f.clear()
 		cleared := time.Now()
-		waitFor(t, f.alert+" to resolve", func() bool { return p.alertState(t, f.alert, instance) == "" })
+		eventually.True(t, f.alert+" to resolve", func() bool { return p.alertState(t, f.alert, instance) == "" })
 		t.Logf("%s: fired %v after the fault, resolved %v after it was removed", f.alert, fired.Round(100*time.Millisecond), time.Since(cleared).Round(100*time.Millisecond))
 	}
 	// Last, the sidecar stops: Prometheus's up series for the job named
@@ -255,7 +256,7 @@ func TestAlertsFireOnRealPrometheus(t *testing.T) {
 	// with: a new sidecar would take another port).
 	stopped := time.Now()
 	a.Close()
-	waitFor(t, "FlussSidecarDown to fire", func() bool { return p.alertState(t, "FlussSidecarDown", instance) == "firing" })
+	eventually.True(t, "FlussSidecarDown to fire", func() bool { return p.alertState(t, "FlussSidecarDown", instance) == "firing" })
 	t.Logf("FlussSidecarDown: fired %v after the sidecar stopped", time.Since(stopped).Round(100*time.Millisecond))
 	if out := p.log.String(); strings.Contains(out, "level=error") {
 		t.Errorf("prometheus logged errors:\n%s", out)

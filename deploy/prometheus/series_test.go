@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
@@ -154,17 +155,6 @@ func register(ctx context.Context, c *wire.Client, id string) error {
 	return c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, req, &messages.RegisterProducerOffsetsResponse{})
 }
 
-// waitFor polls cond until it holds; the deadline only keeps a broken test
-// from hanging.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(3 * time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
-}
-
 // exercisedSidecars starts a standalone and a proxy-mode sidecar and drives
 // them until every series the rules or the dashboard could read exists: a
 // register, a get and an invalid register (errors by code), a register on
@@ -208,7 +198,7 @@ func exercisedSidecars(t *testing.T) (names, proxyOnly map[string]bool) {
 		t.Fatal("a connection past sidecar.max-connections was served")
 	}
 	conn.Close()
-	waitFor(t, "a cleanup round", func() bool { return metricNames(t, a.MetricsAddr())["fluss_sidecar_cleanup_runsTotal"] })
+	eventually.True(t, "a cleanup round", func() bool { return metricNames(t, a.MetricsAddr())["fluss_sidecar_cleanup_runsTotal"] })
 	names = metricNames(t, a.MetricsAddr())
 
 	fake, err := fakecoord.Start(fakecoord.Config{})

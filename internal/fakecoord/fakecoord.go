@@ -138,10 +138,10 @@ func Start(cfg Config) (*Coordinator, error) {
 	}
 	c.ln = &trackingListener{Listener: ln, c: c}
 	c.srv = wire.NewServer(wire.ServerConfig{
-		Mux:         c.mux(),
-		Logger:      cfg.Logger.Named("fakecoord"),
-		Gate:        c.gate,
-		RawFallback: c.echo,
+		Mux:     c.mux(),
+		Logger:  cfg.Logger.Named("fakecoord"),
+		Gate:    c.gate,
+		Forward: wire.Forwarder{Call: c.echo},
 		// Like a Fluss coordinator, run every request of a connection at
 		// once: a test may hold some while others must still be served.
 		MaxRunningPerConn: wire.DefaultMaxInFlightPerConn,
@@ -176,7 +176,7 @@ func (c *Coordinator) startTablet() error {
 	apis = append(apis, wire.API{
 		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(),
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Handle: func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+		Handle: func(context.Context, *wire.Session, *wire.Request) (proto.Message, error) {
 			var vs []*messages.PbApiVersion
 			for _, k := range []messages.Key{messages.KeyAPIVersions, messages.KeyGetMetadata, messages.KeyAuthenticate} {
 				vs = append(vs, &messages.PbApiVersion{ApiKey: proto.Int32(int32(k)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)})
@@ -398,24 +398,24 @@ func (c *Coordinator) mux() *wire.Mux {
 	}
 	return wire.NewMux(
 		api(messages.KeyAPIVersions, func() proto.Message { return &messages.ApiVersionsRequest{} },
-			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+			func(context.Context, *wire.Session, *wire.Request) (proto.Message, error) {
 				return &messages.ApiVersionsResponse{ApiVersions: c.versions(), ServerType: proto.Int32(ServerTypeCoordinator)}, nil
 			}),
 		api(messages.KeyGetMetadata, func() proto.Message { return &messages.MetadataRequest{} },
-			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+			func(context.Context, *wire.Session, *wire.Request) (proto.Message, error) {
 				return c.Metadata(), nil
 			}),
 		api(messages.KeyAuthenticate, func() proto.Message { return &messages.AuthenticateRequest{} }, c.authenticate),
 		api(messages.KeyRegisterProducerOffsets, func() proto.Message { return &messages.RegisterProducerOffsetsRequest{} },
-			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+			func(context.Context, *wire.Session, *wire.Request) (proto.Message, error) {
 				return &messages.RegisterProducerOffsetsResponse{Result: proto.Int32(1)}, nil
 			}),
 		api(messages.KeyGetProducerOffsets, func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
-			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+			func(context.Context, *wire.Session, *wire.Request) (proto.Message, error) {
 				return &messages.GetProducerOffsetsResponse{ProducerId: proto.String(UpstreamProducerID), ExpirationTime: proto.Int64(1)}, nil
 			}),
 		api(messages.KeyDeleteProducerOffsets, func() proto.Message { return &messages.DeleteProducerOffsetsRequest{} },
-			func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+			func(context.Context, *wire.Session, *wire.Request) (proto.Message, error) {
 				return &messages.DeleteProducerOffsetsResponse{}, nil
 			}),
 	)
@@ -452,8 +452,8 @@ func (c *Coordinator) Metadata() *messages.MetadataResponse {
 
 // authenticate implements SASL PLAIN for a fake with users, and the
 // PLAINTEXT mismatch answer otherwise.
-func (c *Coordinator) authenticate(_ context.Context, s *wire.Session, req proto.Message) (proto.Message, error) {
-	r := req.(*messages.AuthenticateRequest)
+func (c *Coordinator) authenticate(_ context.Context, s *wire.Session, req *wire.Request) (proto.Message, error) {
+	r := req.Msg.(*messages.AuthenticateRequest)
 	if len(c.cfg.Users) == 0 {
 		return nil, flusserr.New(flusserr.AuthenticateException,
 			"Authenticate protocol not match: protocol of server is 'PLAINTEXT' while protocol of client is '"+r.GetProtocol()+"'")

@@ -51,7 +51,7 @@ func TestConnectClosesOnAMismatch(t *testing.T) {
 		Mux: wire.NewMux(wire.API{
 			Key: messages.KeyAPIVersions, Name: "API_VERSIONS",
 			NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-			Handle: func(context.Context, *wire.Session, proto.Message) (proto.Message, error) {
+			Handle: func(context.Context, *wire.Session, *wire.Request) (proto.Message, error) {
 				return &messages.ApiVersionsResponse{ServerType: messages.ServerTypeTabletServer.Int32()}, nil
 			},
 		}),

@@ -10,7 +10,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
-func TestRawFallback(t *testing.T) {
+// TestForwarderCall: what Forwarder.Call answers goes back whole under the
+// request's own id; a SERVER_FAILURE or a Go error becomes an error answer.
+func TestForwarderCall(t *testing.T) {
 	errBody := AppendErrorResponse(nil, flusserr.NotCoordinatorLeader, "not leader upstream")
 	raw := func(ctx context.Context, s *Session, h RequestHeader, body []byte) (Response, error) {
 		switch h.APIKey {
@@ -23,10 +25,7 @@ func TestRawFallback(t *testing.T) {
 		}
 		return Response{}, errors.New("upstream unreachable")
 	}
-	plain := func(ctx context.Context, s *Session, h RequestHeader, body []byte) ([]byte, error) {
-		return []byte("plain fallback"), nil
-	}
-	_, addr := startServer(t, ServerConfig{RawFallback: raw, Fallback: plain}, newControl())
+	_, addr := startServer(t, ServerConfig{Forward: Forwarder{Call: raw}}, newControl())
 	r := dialRaw(t, addr)
 	tests := []struct {
 		name     string
@@ -43,8 +42,8 @@ func TestRawFallback(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := int32(-5 + i)
-			r.write(AppendRequest(nil, RequestHeader{APIKey: tt.key, RequestID: id}, []byte("abc")))
-			got := r.readResponse()
+			r.Write(AppendRequest(nil, RequestHeader{APIKey: tt.key, RequestID: id}, []byte("abc")))
+			got := r.Read()
 			if got.Type != tt.wantType || got.RequestID != id {
 				t.Fatalf("got %v id %d, want %v id %d", got.Type, got.RequestID, tt.wantType, id)
 			}
@@ -73,21 +72,21 @@ func TestSessionCloseWhenIdle(t *testing.T) {
 		s.CloseWhenIdle()
 		return Response{Type: ResponseSuccess, Body: []byte("closing")}, nil
 	}
-	_, addr := startServer(t, ServerConfig{RawFallback: raw}, newControl())
+	_, addr := startServer(t, ServerConfig{Forward: Forwarder{Call: raw}}, newControl())
 	r := dialRaw(t, addr)
-	r.write(AppendRequest(nil, RequestHeader{APIKey: 1012, RequestID: 1}, nil))
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: 1012, RequestID: 1}, nil))
 	<-entered
-	r.write(AppendRequest(nil, RequestHeader{APIKey: 1013, RequestID: 2}, nil))
-	if got := r.readResponse(); got.RequestID != 2 || string(got.Body) != "closing" {
+	r.Write(AppendRequest(nil, RequestHeader{APIKey: 1013, RequestID: 2}, nil))
+	if got := r.Read(); got.RequestID != 2 || string(got.Body) != "closing" {
 		t.Fatalf("first answer %+v", got)
 	}
 	close(release)
 	// The request read before CloseWhenIdle is still answered, then the
 	// connection closes.
-	if got := r.readResponse(); got.RequestID != 1 || string(got.Body) != "slow" {
+	if got := r.Read(); got.RequestID != 1 || string(got.Body) != "slow" {
 		t.Fatalf("second answer %+v", got)
 	}
-	r.expectClosed()
+	r.ExpectClosed("the server closes it")
 	// A Session no server owns ignores the call.
 	(&Session{}).CloseWhenIdle()
 }
