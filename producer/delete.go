@@ -2,10 +2,8 @@ package producer
 
 import (
 	"context"
-	"errors"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // DeleteCheck lets the caller veto a delete after seeing which tables the
@@ -18,7 +16,7 @@ type DeleteCheck func(tableIDs []int64) error
 // the one that check approved. Once the delete is sent it runs to its end
 // even if the caller leaves (see Register).
 func (r *Registry) Delete(ctx context.Context, producerID *string, check DeleteCheck) error {
-	if err := ValidateID(producerID); err != nil {
+	if err := checkID(producerID); err != nil {
 		return err
 	}
 	id := *producerID
@@ -68,8 +66,7 @@ func (r *Registry) delete(caller, bg context.Context, id string, check DeleteChe
 			return r.storeError("delete", id, w.err)
 		}
 	}
-	return r.storeError("delete", id, storeerr.New(storeerr.ErrUnavailable, false,
-		errors.New("the snapshot kept changing concurrently, retry")))
+	return r.keptChanging("delete", id)
 }
 
 // deleteFiles removes files best effort: a file left behind is an orphan

@@ -1,14 +1,20 @@
 package producer
 
 import (
-	"fmt"
+	"errors"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
 
-// storeError passes API errors through and wraps every other failure with
-// the operation, keeping the cause for the caller to classify.
+// storeError passes the registry's classes and API errors (a DeleteCheck's
+// veto) through and wraps every other failure with the operation, keeping
+// the cause for apierr to classify.
 func (r *Registry) storeError(op, id string, err error) error {
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
 	if fe, ok := flusserr.From(err); ok {
 		return fe
 	}
@@ -16,16 +22,15 @@ func (r *Registry) storeError(op, id string, err error) error {
 	return &StoreError{Op: op, ProducerID: id, Err: err}
 }
 
-// StoreError is a storage failure during an operation. The sidecar maps its
-// cause to a Fluss error code.
-type StoreError struct {
-	Op         string
-	ProducerID string
-	Err        error
+// keptChanging is the failure of an operation whose every attempt lost a
+// race, logged as a store failure is.
+func (r *Registry) keptChanging(op, id string) error {
+	err := &apierr.Error{Class: apierr.ErrKeptChanging, Op: op, ProducerID: id}
+	r.log.Error("producer offsets operation failed", "op", op, "producer_id", id, "error", err)
+	return err
 }
 
-func (e *StoreError) Error() string {
-	return fmt.Sprintf("Failed to %s producer offsets for producer %s: %v", e.Op, e.ProducerID, e.Err)
-}
-
-func (e *StoreError) Unwrap() error { return e.Err }
+// StoreError is a storage failure during an operation: an apierr.Error
+// with no class of its own, whose cause carries the storeerr class that
+// apierr maps to a Fluss error code.
+type StoreError = apierr.Error

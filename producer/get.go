@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 )
@@ -17,7 +17,7 @@ import (
 // Fluss. The znode is read once and its files are read by the paths it
 // names, so expiration and offsets always come from the same snapshot.
 func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool, error) {
-	if err := ValidateID(producerID); err != nil {
+	if err := checkID(producerID); err != nil {
 		return Snapshot{}, false, err
 	}
 	id := *producerID
@@ -73,12 +73,10 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 			return Snapshot{}, false, nil
 		}
 		if now == inc {
-			return Snapshot{}, false, flusserr.Newf(flusserr.UnknownServerError,
-				"Failed to get producer offsets for producer %s: offsets file not found: %s", id, missing)
+			return Snapshot{}, false, &apierr.Error{Class: apierr.ErrSnapshotBroken, Op: "get", ProducerID: id, Path: missing}
 		}
 	}
-	return Snapshot{}, false, flusserr.Newf(flusserr.StorageException,
-		"Failed to get producer offsets for producer %s: the snapshot kept changing concurrently, retry", id)
+	return Snapshot{}, false, &apierr.Error{Class: apierr.ErrKeptChanging, Op: "get", ProducerID: id}
 }
 
 // GetCached is Get answered from the stores' memory alone, at once: ok is

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
@@ -26,7 +26,7 @@ import (
 //     "not applied" with no earlier attempt left unknown. Otherwise it stays
 //     for orphan cleanup, whose grace period protects it.
 func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, error) {
-	if err := ValidateID(in.ProducerID); err != nil {
+	if err := checkID(in.ProducerID); err != nil {
 		return 0, err
 	}
 	id := *in.ProducerID
@@ -42,9 +42,9 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, erro
 	if in.TTLMillis != nil {
 		ttl = *in.TTLMillis
 	}
-	exp, ferr := expiration(id, r.nowMillis(), ttl)
-	if ferr != nil {
-		return 0, ferr
+	exp, err := expiration(id, r.nowMillis(), ttl)
+	if err != nil {
+		return 0, err
 	}
 	if err := r.checkSize(id, exp, tables); err != nil {
 		return 0, err
@@ -68,8 +68,7 @@ func (r *Registry) checkSize(id string, exp int64, tables []offsets.TableOffsets
 	}
 	if err := r.snapshots.CheckSnapshot(id, planned); err != nil {
 		if errors.Is(err, storeerr.ErrTooLarge) {
-			return flusserr.Newf(flusserr.RecordTooLarge,
-				"Failed to register producer offsets for producer %s: the snapshot of %d tables is too large for ZooKeeper: %v", id, len(tables), err)
+			return &apierr.Error{Class: apierr.ErrSnapshotTooLarge, Op: "register", ProducerID: id, Tables: len(tables), Err: err}
 		}
 		return r.storeError("register", id, err)
 	}
@@ -162,8 +161,7 @@ func (r *Registry) register(caller, bg context.Context, id string, tables []offs
 	if found && !existing.Expired(r.nowMillis()) {
 		return AlreadyExists, nil
 	}
-	return 0, r.storeError("register", id, storeerr.New(storeerr.ErrUnavailable, false,
-		errors.New("the snapshot kept changing concurrently, retry")))
+	return 0, r.keptChanging("register", id)
 }
 
 // knownAbsent asks the snapshot store's AbsenceHints, if it has them.
