@@ -1,12 +1,16 @@
-// Package apierr holds the classes of failure the producer offsets registry
-// answers with, and the one mapping from a class to the Fluss error code
-// and message a client gets (fluss.go).
+// Package apierr holds the classes of failure the sidecar answers with, and
+// the one mapping from a class to the Fluss error code and message a client
+// gets (fluss.go).
 //
 // The registry returns classes, never codes: an *Error names its class
 // (ErrInvalidProducerID, ErrInvalidOffsets, ErrBucketOutOfRange,
 // ErrSnapshotTooLarge, ErrSnapshotBroken, ErrKeptChanging, or nil for a
 // store failure, whose storeerr class the cause carries) and the facts a
-// message needs (operation, producer id, path, counts) as fields. Asked
+// message needs (operation, producer id, path, counts) as fields. The
+// layers around it name their refusals the same way: authentication
+// (ErrNotAuthenticated, ErrProtocolMismatch), authorization
+// (ErrNotAuthorized, ErrUnknownTable) and proxy mode (ErrUpstreamGone,
+// ErrProxyFailed). Asked
 // for a *flusserr.Error with errors.As or flusserr.From, an *Error answers
 // with its mapping, so every layer that hands errors to the wire gets the
 // same code and text. The package does no I/O.
@@ -40,6 +44,26 @@ var (
 	// ErrKeptChanging: every attempt lost a race with another writer.
 	// Fluss code 26, retriable.
 	ErrKeptChanging = errors.New("snapshot kept changing")
+
+	// ErrNotAuthenticated: a login failed or a request came before one
+	// (Detail is Fluss's text for the case). Fluss code 46.
+	ErrNotAuthenticated = errors.New("not authenticated")
+	// ErrProtocolMismatch: the client asked for an authentication
+	// protocol the listener does not speak (ServerProtocol,
+	// ClientProtocol). Fluss code 46.
+	ErrProtocolMismatch = errors.New("authentication protocol mismatch")
+	// ErrNotAuthorized: the ACLs deny Principal the Operation on Resource.
+	// Fluss code 48.
+	ErrNotAuthorized = errors.New("not authorized")
+	// ErrUnknownTable: Server does not know table TableID. Fluss code 21.
+	ErrUnknownTable = errors.New("unknown table")
+	// ErrUpstreamGone: proxy mode lost, or never had, the connection to the
+	// coordinator a request needs (Detail says how). Fluss code 1,
+	// retriable.
+	ErrUpstreamGone = errors.New("upstream connection gone")
+	// ErrProxyFailed: proxy mode could not pass the coordinator's answer
+	// on (Detail says why). Fluss code -1.
+	ErrProxyFailed = errors.New("proxy failed")
 )
 
 // Error is a failure of one registry operation.
@@ -60,7 +84,16 @@ type Error struct {
 	// Tables is how many tables the refused snapshot has
 	// (ErrSnapshotTooLarge).
 	Tables int
-	// TableID, BucketID and MaxBucketID locate a bucket id out of range.
+	// ServerProtocol and ClientProtocol are the two sides of
+	// ErrProtocolMismatch.
+	ServerProtocol, ClientProtocol string
+	// Principal, Operation and Resource are a denial's parties, as Fluss
+	// prints them (ErrNotAuthorized).
+	Principal, Operation, Resource string
+	// Server names this server (ErrUnknownTable).
+	Server string
+	// TableID (ErrUnknownTable, ErrBucketOutOfRange), BucketID and
+	// MaxBucketID locate what a request named.
 	TableID     int64
 	BucketID    int32
 	MaxBucketID int32

@@ -28,7 +28,9 @@ import (
 //
 // The registry's own classes: ErrInvalidProducerID 63, ErrInvalidOffsets
 // -1, ErrBucketOutOfRange 49, ErrSnapshotTooLarge 13 (refused before
-// anything is written), ErrSnapshotBroken -1, ErrKeptChanging 26.
+// anything is written), ErrSnapshotBroken -1, ErrKeptChanging 26. Around
+// it: ErrNotAuthenticated and ErrProtocolMismatch 46, ErrNotAuthorized 48,
+// ErrUnknownTable 21, ErrUpstreamGone 1, ErrProxyFailed -1.
 
 // prefix is the coordinator's opening of a failed operation's message.
 func prefix(op, producerID string) string {
@@ -81,6 +83,23 @@ func (e *Error) Fluss() *flusserr.Error {
 		// Register and delete have always said it as a store that is
 		// unavailable, and clients may match either text.
 		return flusserr.New(flusserr.StorageException, pre+": storage is unavailable, retry: "+keptChangingNote)
+	case ErrNotAuthenticated:
+		return flusserr.New(flusserr.AuthenticateException, e.Detail)
+	case ErrProtocolMismatch:
+		return flusserr.New(flusserr.AuthenticateException, "Authenticate protocol not match: protocol of server is '"+
+			e.ServerProtocol+"' while protocol of client is '"+e.ClientProtocol+"'")
+	case ErrNotAuthorized:
+		// Fluss's message ends with a space.
+		return flusserr.New(flusserr.AuthorizationException,
+			"Principal "+e.Principal+" have no authorization to operate "+e.Operation+" on resource "+e.Resource+" ")
+	case ErrUnknownTable:
+		return flusserr.Newf(flusserr.UnknownTableOrBucket,
+			"This server %s does not know this table ID %d. This may happen when the table metadata cache in the server is not updated yet.",
+			e.Server, e.TableID)
+	case ErrUpstreamGone:
+		return flusserr.New(flusserr.NetworkException, e.Detail)
+	case ErrProxyFailed:
+		return flusserr.New(flusserr.UnknownServerError, e.Detail)
 	}
 	return storeFailure(pre, e.Err)
 }

@@ -71,6 +71,19 @@ func TestAnswers(t *testing.T) {
 			-1, get + ": zk get /p: znode does not exist"},
 		{"unclassified", &apierr.Error{Op: "get", ProducerID: "p", Err: cause},
 			-1, get + ": the cause"},
+		{"not authenticated", &apierr.Error{Class: apierr.ErrNotAuthenticated, Detail: "Authentication failed: Invalid username or password"},
+			46, "Authentication failed: Invalid username or password"},
+		{"protocol mismatch", &apierr.Error{Class: apierr.ErrProtocolMismatch, ServerProtocol: "PLAINTEXT", ClientProtocol: "PLAIN"},
+			46, "Authenticate protocol not match: protocol of server is 'PLAINTEXT' while protocol of client is 'PLAIN'"},
+		{"not authorized", &apierr.Error{Class: apierr.ErrNotAuthorized, Principal: "FlussPrincipal{name='bob', type='User'}",
+			Operation: "WRITE", Resource: "Resource{type=TABLE, name='db1.audit'}"},
+			48, "Principal FlussPrincipal{name='bob', type='User'} have no authorization to operate WRITE on resource Resource{type=TABLE, name='db1.audit'} "},
+		{"unknown table", &apierr.Error{Class: apierr.ErrUnknownTable, Server: "coordinator", TableID: 7},
+			21, "This server coordinator does not know this table ID 7. This may happen when the table metadata cache in the server is not updated yet."},
+		{"upstream gone", &apierr.Error{Class: apierr.ErrUpstreamGone, Detail: "the coordinator connection closed"},
+			1, "the coordinator connection closed"},
+		{"proxy failed", &apierr.Error{Class: apierr.ErrProxyFailed, Detail: "The proxy could not rewrite the coordinator's GET_METADATA answer: short"},
+			-1, "The proxy could not rewrite the coordinator's GET_METADATA answer: short"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
