@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -164,7 +165,13 @@ func (a *Authenticator) Gate(_ context.Context, s *wire.Session, h wire.RequestH
 	if h.APIKey == messages.KeyAPIVersions || h.APIKey == messages.KeyAuthenticate || s.Authenticated() {
 		return nil
 	}
-	return flusserr.New(flusserr.AuthenticateException, MsgNotAuthenticated)
+	return refused(MsgNotAuthenticated)
+}
+
+// refused is apierr's answer to ErrNotAuthenticated with Fluss's text for
+// the case.
+func refused(text string) *flusserr.Error {
+	return (&apierr.Error{Class: apierr.ErrNotAuthenticated, Detail: text}).Fluss()
 }
 
 // Authenticate serves one AUTHENTICATE request. It returns the challenge to
@@ -175,8 +182,7 @@ func (a *Authenticator) Authenticate(s *wire.Session, protocol string, token []b
 	l := a.listener(s.ListenerName)
 	if l.Protocol == ProtocolPlaintext {
 		if protocol != ProtocolPlaintext {
-			return nil, flusserr.New(flusserr.AuthenticateException,
-				"Authenticate protocol not match: protocol of server is '"+ProtocolPlaintext+"' while protocol of client is '"+protocol+"'")
+			return nil, (&apierr.Error{Class: apierr.ErrProtocolMismatch, ServerProtocol: ProtocolPlaintext, ClientProtocol: protocol}).Fluss()
 		}
 		if _, ok := s.Identity(); !ok {
 			s.SetIdentity(AnonymousName, true)
@@ -184,8 +190,7 @@ func (a *Authenticator) Authenticate(s *wire.Session, protocol string, token []b
 		return nil, nil
 	}
 	if !containsFold(l.Mechanisms, protocol) {
-		return nil, flusserr.New(flusserr.AuthenticateException,
-			"SASL server enables ["+strings.Join(l.Mechanisms, ", ")+"] while protocol of client is '"+protocol+"'")
+		return nil, refused("SASL server enables [" + strings.Join(l.Mechanisms, ", ") + "] while protocol of client is '" + protocol + "'")
 	}
 	st := stateOf(s)
 	st.mu.Lock()
@@ -196,18 +201,18 @@ func (a *Authenticator) Authenticate(s *wire.Session, protocol string, token []b
 		return nil, nil
 	}
 	if st.failed {
-		return nil, flusserr.New(flusserr.AuthenticateException, MsgFailedBefore)
+		return nil, refused(MsgFailedBefore)
 	}
 	tok, err := ParsePlainToken(token)
 	if err != nil {
 		st.failed = true
 		a.log.Info("authentication failed", "conn", s.ConnID, "remote", addrString(s), "error", err)
-		return nil, flusserr.New(flusserr.AuthenticateException, "Authentication failed: "+err.Error())
+		return nil, refused("Authentication failed: " + err.Error())
 	}
 	if !l.Users.Verify(tok.User, tok.Password) {
 		st.failed = true
 		a.log.Info("authentication failed", "conn", s.ConnID, "remote", addrString(s), "principal", tok.User)
-		return nil, flusserr.New(flusserr.AuthenticateException, MsgBadCredentials)
+		return nil, refused(MsgBadCredentials)
 	}
 	s.Attrs.Store(PlainCredentialsKey{}, PlainCredentials{User: tok.User, Password: tok.Password})
 	s.SetIdentity(tok.User, true)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -151,11 +152,11 @@ func (a *Authorizer) Authorize(s *wire.Session, op Operation, r Resource) error 
 	return DenialError(p, op, r)
 }
 
-// DenialError is Fluss's AuthorizationException for a denied request; the
-// message ends with a space, as Fluss's does.
+// DenialError is Fluss's AuthorizationException for a denied request:
+// apierr's answer to ErrNotAuthorized, whose message ends with a space, as
+// Fluss's does.
 func DenialError(p Principal, op Operation, r Resource) *flusserr.Error {
-	return flusserr.New(flusserr.AuthorizationException,
-		"Principal "+p.String()+" have no authorization to operate "+op.String()+" on resource "+r.String()+" ")
+	return (&apierr.Error{Class: apierr.ErrNotAuthorized, Principal: p.String(), Operation: op.String(), Resource: r.String()}).Fluss()
 }
 
 func (a *Authorizer) loadAll(ctx context.Context) (map[Resource][]ACL, error) {

@@ -3,6 +3,7 @@ package producer
 import (
 	"unicode/utf16"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
 
@@ -12,9 +13,15 @@ const MaxIDLength = 200
 
 // ValidateID checks a producer id with the rules Fluss applies to table and
 // database names, in the same order, and returns the same reason texts. A nil
-// id is the wire's "field absent". The error carries code 63
-// (INVALID_PRODUCER_ID_EXCEPTION).
+// id is the wire's "field absent". The error is apierr's answer to
+// ErrInvalidProducerID: code 63 (INVALID_PRODUCER_ID_EXCEPTION).
 func ValidateID(id *string) *flusserr.Error {
+	return checkID(id).Fluss()
+}
+
+// checkID is ValidateID's rules; a refusal is of class
+// apierr.ErrInvalidProducerID.
+func checkID(id *string) *apierr.Error {
 	if id == nil {
 		return invalidID("null", "null string is not allowed")
 	}
@@ -37,10 +44,12 @@ func ValidateID(id *string) *flusserr.Error {
 	return nil
 }
 
-// invalidID quotes the id through flusserr.Echo: valid UTF-8 and at most
-// flusserr.MaxEcho characters, so that a huge id makes a short answer.
-func invalidID(id, reason string) *flusserr.Error {
-	return flusserr.New(flusserr.InvalidProducerID, "Invalid producer ID '"+flusserr.Echo(id)+"': "+reason)
+// invalidID is a refusal of id for reason. The reason quotes the id
+// through flusserr.Echo (valid UTF-8 and at most flusserr.MaxEcho
+// characters), as apierr quotes the id itself, so that a huge id makes a
+// short answer.
+func invalidID(id, reason string) *apierr.Error {
+	return &apierr.Error{Class: apierr.ErrInvalidProducerID, ProducerID: id, Detail: reason}
 }
 
 func idByte(c byte) bool {

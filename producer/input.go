@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/javaorder"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
@@ -103,7 +104,8 @@ const linearDupCheck = 32
 //   - a table entry with no buckets is dropped, as in Fluss.
 //
 // All of these are code -1 (UNKNOWN_SERVER_ERROR, the code Fluss answers for
-// the same input, and not retriable) with a message that names the problem.
+// the same input, and not retriable) with a message that names the problem:
+// apierr's answers to ErrInvalidOffsets and ErrBucketOutOfRange.
 // Tables keep the order of their first appearance.
 func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, *flusserr.Error) {
 	type bucketKey struct {
@@ -112,8 +114,7 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 		bucket      int32
 	}
 	bad := func(format string, args ...any) *flusserr.Error {
-		return flusserr.New(flusserr.UnknownServerError,
-			fmt.Sprintf("Invalid producer offsets for producer %s: ", producerID)+fmt.Sprintf(format, args...))
+		return (&apierr.Error{Class: apierr.ErrInvalidOffsets, ProducerID: producerID, Detail: fmt.Sprintf(format, args...)}).Fluss()
 	}
 	index := map[int64]int{}
 	// Buckets seen so far, per table, for the duplicate check: the table's
@@ -155,8 +156,8 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 			return bad("table %d has negative bucket id %d", tableID, b.BucketID)
 		}
 		if b.BucketID > MaxBucketID {
-			return flusserr.Newf(flusserr.Code(49),
-				"Invalid producer offsets for producer %s: table %d bucket id %d exceeds the maximum %d", producerID, tableID, b.BucketID, MaxBucketID)
+			return (&apierr.Error{Class: apierr.ErrBucketOutOfRange, ProducerID: producerID,
+				TableID: tableID, BucketID: b.BucketID, MaxBucketID: MaxBucketID}).Fluss()
 		}
 		return nil
 	}
@@ -356,10 +357,10 @@ func coordinatorOrder(in []TableInput, tables []offsets.TableOffsets) (ordered [
 
 // expiration returns now+ttl in epoch milliseconds, refusing a sum that does
 // not fit in an int64 (Fluss lets it wrap into the past).
-func expiration(producerID string, nowMillis, ttlMillis int64) (int64, *flusserr.Error) {
+func expiration(producerID string, nowMillis, ttlMillis int64) (int64, error) {
 	if (ttlMillis > 0 && nowMillis > math.MaxInt64-ttlMillis) || (ttlMillis < 0 && nowMillis < math.MinInt64-ttlMillis) {
-		return 0, flusserr.Newf(flusserr.UnknownServerError,
-			"Invalid producer offsets for producer %s: ttl %d ms overflows the expiration time", producerID, ttlMillis)
+		return 0, &apierr.Error{Class: apierr.ErrInvalidOffsets, ProducerID: producerID,
+			Detail: fmt.Sprintf("ttl %d ms overflows the expiration time", ttlMillis)}
 	}
 	return nowMillis + ttlMillis, nil
 }

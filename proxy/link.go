@@ -199,8 +199,7 @@ func (l *link) authenticate(ctx context.Context, up *upstreamConn) error {
 	}
 	user, password, ok := creds(l.sess)
 	if !ok {
-		return flusserr.New(flusserr.AuthenticateException,
-			"The connection has not completed authentication yet, so the proxy cannot authenticate to the coordinator on its behalf.")
+		return refused("The connection has not completed authentication yet, so the proxy cannot authenticate to the coordinator on its behalf.")
 	}
 	if l.authed.Load() {
 		return l.checkUser(user)
@@ -305,8 +304,7 @@ func (l *link) fastUp() *upstreamConn {
 
 func (l *link) checkUser(user string) error {
 	if user != l.authUser {
-		return flusserr.New(flusserr.AuthenticateException,
-			"The connection's user changed after the proxy authenticated to the coordinator as another user.")
+		return refused("The connection's user changed after the proxy authenticated to the coordinator as another user.")
 	}
 	return nil
 }

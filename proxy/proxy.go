@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -187,7 +188,13 @@ func (p *Proxy) ServerConfig(base wire.ServerConfig) wire.ServerConfig {
 // networkError is what a client sees when its upstream connection is gone:
 // NETWORK_EXCEPTION, which Fluss clients treat as retriable.
 func networkError(format string, args ...any) *flusserr.Error {
-	return flusserr.Newf(flusserr.NetworkException, format, args...)
+	return (&apierr.Error{Class: apierr.ErrUpstreamGone, Detail: fmt.Sprintf(format, args...)}).Fluss()
+}
+
+// refused is what a client sees when the proxy cannot authenticate to the
+// coordinator on its behalf: AUTHENTICATE_EXCEPTION with text.
+func refused(text string) *flusserr.Error {
+	return (&apierr.Error{Class: apierr.ErrNotAuthenticated, Detail: text}).Fluss()
 }
 
 // forward streams one request to the upstream and returns its answer.
@@ -213,8 +220,8 @@ func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHead
 		out, err := RewriteMetadata(r.Body, rule.Host, rule.Port)
 		if err != nil {
 			p.log.Warn("cannot rewrite the upstream's metadata", "conn", s.ConnID, "request_id", h.RequestID, "error", err)
-			return wire.Response{}, flusserr.Newf(flusserr.UnknownServerError,
-				"The proxy could not rewrite the coordinator's GET_METADATA answer: %v", err)
+			return wire.Response{}, (&apierr.Error{Class: apierr.ErrProxyFailed,
+				Detail: fmt.Sprintf("The proxy could not rewrite the coordinator's GET_METADATA answer: %v", err)}).Fluss()
 		}
 		r.Body = out
 	}

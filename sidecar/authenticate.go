@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -25,8 +25,7 @@ func (s *Sidecar) authenticate() wire.API {
 			p := req.GetProtocol()
 			if s.cfg.Authenticator == nil {
 				if p != "PLAINTEXT" {
-					return nil, flusserr.New(flusserr.AuthenticateException,
-						"Authenticate protocol not match: protocol of server is 'PLAINTEXT' while protocol of client is '"+p+"'")
+					return nil, (&apierr.Error{Class: apierr.ErrProtocolMismatch, ServerProtocol: "PLAINTEXT", ClientProtocol: p}).Fluss()
 				}
 				return &messages.AuthenticateResponse{}, nil
 			}

@@ -1,11 +1,9 @@
 package sidecar
 
 import (
-	"fmt"
-
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/authz/tables"
-	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -30,9 +28,7 @@ func (s *Sidecar) authorizing() bool { return s.cfg.Authorizer != nil }
 func (s *Sidecar) checkTable(sess *wire.Session, op authz.Operation, id int64) error {
 	p, ok := s.cfg.Tables.Lookup(id)
 	if !ok {
-		return flusserr.New(flusserr.UnknownTableOrBucket, fmt.Sprintf(
-			"This server %s does not know this table ID %d. This may happen when the table metadata cache in the server is not updated yet.",
-			s.serverName, id))
+		return (&apierr.Error{Class: apierr.ErrUnknownTable, Server: s.serverName, TableID: id}).Fluss()
 	}
 	return s.cfg.Authorizer.Authorize(sess, op, authz.Table(p.Database, p.Table))
 }

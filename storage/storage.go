@@ -15,7 +15,9 @@
 //
 // Every store must pass the conformance suite in storetest
 // (TestStoreConformance). Failures are classified with the classes of
-// package storeerr; a missing offsets file with ErrNotFound. A call whose
+// package storeerr; a missing offsets file with ErrNotFound (of class
+// storeerr.ErrNotFound), a refused path with ErrOutsidePath (of class
+// storeerr.ErrOutsidePath). A call whose
 // context has ended fails with the class storeerr.ContextClass gives
 // (ErrTimeout past a deadline, ErrUnavailable when canceled), as the
 // ZooKeeper client does, even when memory holds the answer.
@@ -23,22 +25,23 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // ErrNotFound reports that an offsets file does not exist. Every FileStore
-// reports a missing file with an error that matches it under errors.Is.
-var ErrNotFound = errors.New("offsets file not found")
+// reports a missing file with an error that matches it under errors.Is. It
+// is of class storeerr.ErrNotFound.
+var ErrNotFound = storeerr.Named(storeerr.ErrNotFound, "offsets file not found")
 
 // ErrOutsidePath reports a path that is not a file in a table directory of
 // the store's producers directory. A FileStore or OrphanStore never reads,
 // qualifies or deletes such a path (W10: offsets_path values in ZooKeeper
 // are not trusted) and refuses it with an error matching it under
-// errors.Is.
-var ErrOutsidePath = errors.New("path is outside the remote producers directory")
+// errors.Is. It is of class storeerr.ErrOutsidePath.
+var ErrOutsidePath = storeerr.Named(storeerr.ErrOutsidePath, "path is outside the remote producers directory")
 
 // SnapshotStore keeps one snapshot znode per producer.
 //

@@ -6,10 +6,16 @@
 //     (ErrOutcomeUnknown), which decides whether its files may be removed;
 //   - whether retrying can help (ErrUnavailable, ErrTimeout, ErrNoSpace) or
 //     not (ErrPermission, ErrTooLarge, ErrCorrupt), which decides the Fluss
-//     error code a client gets and whether the sidecar retries at all.
+//     error code a client gets and whether the sidecar retries at all;
+//   - what a store answered when the answer is "no" rather than a failure
+//     (ErrNotFound, ErrExists, ErrConflict, ErrOutsidePath): the ZooKeeper
+//     client's NoNode, NodeExists and BadVersion and the file stores'
+//     missing file and refused path are these classes.
 //
 // Stores attach classes by wrapping (errors.Is matches them); Classify finds
-// the one that governs an error. The package does no I/O.
+// the failure class that governs an error. A store that wants its own name
+// and text for a class (zk.ErrNoNode, storage.ErrNotFound) makes it with
+// Named. The package does no I/O.
 package storeerr
 
 import (
@@ -18,7 +24,7 @@ import (
 	"fmt"
 )
 
-// Classes of failure. A store error matches at most one of the first six;
+// Classes. A store error matches at most one of the first ten;
 // ErrOutcomeUnknown can accompany any of them.
 var (
 	// ErrUnavailable: the store could not be reached or lost the session
@@ -41,6 +47,17 @@ var (
 	// that is not valid Fluss JSON). Permanent until repaired.
 	ErrCorrupt = errors.New("stored data is corrupt")
 
+	// ErrNotFound: what was asked for does not exist (a znode, an offsets
+	// file).
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a create found what it would create already there.
+	ErrExists = errors.New("already exists")
+	// ErrConflict: a conditional write found another version than the one
+	// it was conditioned on.
+	ErrConflict = errors.New("version conflict")
+	// ErrOutsidePath: the store refuses a path outside its own tree.
+	ErrOutsidePath = errors.New("path outside the store")
+
 	// ErrOutcomeUnknown marks a failed write that may still have been, or
 	// may later be, applied: the request was sent and no answer came
 	// (connection lost, context ended). Its caller must settle the outcome
@@ -48,15 +65,30 @@ var (
 	ErrOutcomeUnknown = errors.New("outcome unknown")
 )
 
-// Class is a failure class: one of the sentinel errors above, or nil for a
-// failure that has no class (a bug, an unexpected answer).
+// Class is a class: one of the sentinel errors above, or nil for a failure
+// that has no class (a bug, an unexpected answer).
 type Class = error
+
+// Named returns a sentinel of class with its own text: errors.Is matches it
+// and class. Stores use it to keep the names and texts their callers and
+// logs know (zk.ErrNoNode is Named(ErrNotFound, "znode does not exist")).
+func Named(class Class, text string) error { return &named{class: class, text: text} }
+
+type named struct {
+	class error
+	text  string
+}
+
+func (n *named) Error() string { return n.text }
+func (n *named) Unwrap() error { return n.class }
 
 var classes = []error{ErrTimeout, ErrUnavailable, ErrNoSpace, ErrPermission, ErrTooLarge, ErrCorrupt}
 
-// Classify returns the class of err: the first of ErrTimeout, ErrUnavailable,
-// ErrNoSpace, ErrPermission, ErrTooLarge, ErrCorrupt that err matches, or
-// nil.
+// Classify returns the failure class of err: the first of ErrTimeout,
+// ErrUnavailable, ErrNoSpace, ErrPermission, ErrTooLarge, ErrCorrupt that
+// err matches, or nil. The answer classes (ErrNotFound, ErrExists,
+// ErrConflict, ErrOutsidePath) are not failures of the store and are
+// matched with errors.Is.
 func Classify(err error) Class {
 	if err == nil {
 		return nil

@@ -64,3 +64,19 @@ func TestContextClass(t *testing.T) {
 		}
 	}
 }
+
+// TestNamed: a named sentinel keeps its text and matches its class, and the
+// answer classes are not failure classes.
+func TestNamed(t *testing.T) {
+	gone := Named(ErrNotFound, "offsets file not found")
+	err := fmt.Errorf("read: %w", gone)
+	if !errors.Is(err, gone) || !errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) {
+		t.Errorf("%v: matches the wrong classes", err)
+	}
+	if gone.Error() != "offsets file not found" {
+		t.Errorf("text %q", gone.Error())
+	}
+	if c := Classify(err); c != nil {
+		t.Errorf("Classify = %v, want nil: not found is an answer, not a failure", c)
+	}
+}

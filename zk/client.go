@@ -164,7 +164,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	)
 	if err != nil {
 		stopIO()
-		return nil, &OpError{Op: "connect", Path: cfg.Address, Class: ErrUnavailable, Err: err}
+		return nil, &OpError{Op: "connect", Path: cfg.Address, Class: storeerr.ErrUnavailable, Err: err}
 	}
 	c.conn = conn
 	c.wg.Add(1)
@@ -179,17 +179,17 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		// so a client without the required login never starts.
 		if _, _, err := c.Exists(wait, "/"); err != nil && errors.Is(err, errRequiresSASL) {
 			c.Close()
-			return nil, &OpError{Op: "connect", Path: cfg.Address, Err: err, Store: storeerr.ErrPermission}
+			return nil, &OpError{Op: "connect", Path: cfg.Address, Err: err, Class: storeerr.ErrPermission}
 		}
 		c.log.Info("connected to ZooKeeper", "address", cfg.Address, "root", NormalizeRoot(cfg.Root),
 			"session_id", fmt.Sprintf("0x%x", conn.SessionID()))
 		return c, nil
 	case ae := <-c.refusals:
 		c.Close()
-		return nil, &OpError{Op: "connect", Path: cfg.Address, Err: ae, Store: storeerr.ErrPermission}
+		return nil, &OpError{Op: "connect", Path: cfg.Address, Err: ae, Class: storeerr.ErrPermission}
 	case <-wait.Done():
 		c.Close()
-		return nil, &OpError{Op: "connect", Path: cfg.Address, Class: ErrUnavailable,
+		return nil, &OpError{Op: "connect", Path: cfg.Address, Class: storeerr.ErrUnavailable,
 			Err: fmt.Errorf("no session within %s: %w", cfg.ConnectionTimeout, wait.Err())}
 	}
 }
@@ -618,7 +618,7 @@ const RequestOverhead = 4096
 // write of size bytes of data to path that would exceed MaxWriteBytes.
 func (c *Client) CheckWriteSize(path string, size int) error {
 	if limit := c.MaxWriteBytes(); size > limit {
-		return &OpError{Op: "create", Path: c.FullPath(path), Store: storeerr.ErrTooLarge,
+		return &OpError{Op: "create", Path: c.FullPath(path), Class: storeerr.ErrTooLarge,
 			Err: fmt.Errorf("%w: %d bytes, limit %d (min of zookeeper.client.max-buffer-size and the servers' jute.maxbuffer, less %d)",
 				errTooLarge, size, limit, RequestOverhead)}
 	}

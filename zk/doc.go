@@ -21,9 +21,11 @@
 // of go-zookeeper relied on; gozk_pin_test.go checks them in the module's
 // source, so an upgrade that changes one fails a test.
 //
-// Errors. Failures are *OpError values classified by the sentinels
-// ErrNoNode, ErrNodeExists, ErrBadVersion and ErrUnavailable, for use with
-// errors.Is.
+// Errors. Failures are *OpError values with one storeerr class each; the
+// sentinels ErrNoNode, ErrNodeExists and ErrBadVersion are named values of
+// the classes storeerr.ErrNotFound, ErrExists and ErrConflict, and
+// ErrUnavailable matches both transient classes (storeerr.ErrUnavailable
+// and ErrTimeout), for use with errors.Is.
 //
 // Sessions. The client survives connection loss and session expiry on its
 // own; after an expiry, callbacks registered with OnNewSession run so that

@@ -12,19 +12,24 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
-// Error classes. Every error a Client method returns for a
-// failed ZooKeeper call is an *OpError; errors.Is tells its class and also
-// matches the underlying go-zookeeper or context error.
+// Error classes. Every error a Client method returns for a failed ZooKeeper
+// call is an *OpError with one storeerr class; errors.Is tells that class,
+// the names below, and the underlying go-zookeeper or context error.
 var (
-	// ErrNoNode: the znode (or, for Create, a parent) does not exist.
-	ErrNoNode = errors.New("znode does not exist")
-	// ErrNodeExists: Create found the znode already there.
-	ErrNodeExists = errors.New("znode already exists")
-	// ErrBadVersion: the expected data version did not match.
-	ErrBadVersion = errors.New("znode version mismatch")
+	// ErrNoNode: the znode (or, for Create, a parent) does not exist. It is
+	// of class storeerr.ErrNotFound.
+	ErrNoNode = storeerr.Named(storeerr.ErrNotFound, "znode does not exist")
+	// ErrNodeExists: Create found the znode already there. It is of class
+	// storeerr.ErrExists.
+	ErrNodeExists = storeerr.Named(storeerr.ErrExists, "znode already exists")
+	// ErrBadVersion: the expected data version did not match. It is of
+	// class storeerr.ErrConflict.
+	ErrBadVersion = storeerr.Named(storeerr.ErrConflict, "znode version mismatch")
 	// ErrUnavailable: ZooKeeper could not be reached in time: connection
 	// lost or closed, no server reachable, session expired, the client is
-	// closed, or the context ended first. The outcome of a write that fails
+	// closed, or the context ended first. It is this package's name for the
+	// two transient classes: an *OpError of class storeerr.ErrUnavailable or
+	// storeerr.ErrTimeout matches it. The outcome of a write that fails
 	// this way may be unknown (see OpError.MaybeApplied).
 	ErrUnavailable = errors.New("ZooKeeper unavailable")
 )
@@ -33,32 +38,46 @@ var (
 type OpError struct {
 	Op   string // "get", "create", "delete", …
 	Path string // full znode path, root included
-	// Class is one of ErrNoNode, ErrNodeExists, ErrBadVersion,
-	// ErrUnavailable, or nil for other failures (ACL, not empty, …).
+	// Class is the failure's storeerr class: ErrNotFound, ErrExists,
+	// ErrConflict, ErrTimeout, ErrUnavailable, ErrPermission, ErrTooLarge,
+	// or nil for other failures (not empty, invalid path, …).
 	Class error
 	Err   error // the go-zookeeper or context error
-	// Store is the storeerr class of the failure, or nil.
-	Store error
 }
 
 func (e *OpError) Error() string {
 	msg := "zk " + e.Op + " " + e.Path + ": "
-	if e.Class != nil {
-		msg += e.Class.Error() + ": "
+	if n := e.name(); n != nil {
+		msg += n.Error() + ": "
 	}
 	return msg + e.Err.Error()
 }
 
-// Unwrap returns the class, the cause and the storeerr classes (including
-// storeerr.ErrOutcomeUnknown for a write that may have been applied), so
-// errors.Is matches all of them.
+// name is this package's sentinel for the class, or nil when it has none.
+func (e *OpError) name() error {
+	switch e.Class {
+	case storeerr.ErrNotFound:
+		return ErrNoNode
+	case storeerr.ErrExists:
+		return ErrNodeExists
+	case storeerr.ErrConflict:
+		return ErrBadVersion
+	case storeerr.ErrUnavailable, storeerr.ErrTimeout:
+		return ErrUnavailable
+	}
+	return nil
+}
+
+// Unwrap returns the cause, the class, its name here and, for a write that
+// may have been applied, storeerr.ErrOutcomeUnknown, so errors.Is matches
+// all of them.
 func (e *OpError) Unwrap() []error {
 	out := []error{e.Err}
 	if e.Class != nil {
 		out = append(out, e.Class)
 	}
-	if e.Store != nil {
-		out = append(out, e.Store)
+	if n := e.name(); n != nil {
+		out = append(out, n)
 	}
 	if e.isWrite() && e.MaybeApplied() {
 		out = append(out, storeerr.ErrOutcomeUnknown)
@@ -80,7 +99,7 @@ func (e *OpError) isWrite() bool {
 // when it is known not to have been sent (no server reachable) or was
 // answered by the server.
 func (e *OpError) MaybeApplied() bool {
-	if e.Class != ErrUnavailable {
+	if e.Class != storeerr.ErrUnavailable && e.Class != storeerr.ErrTimeout {
 		return false
 	}
 	return !errors.Is(e.Err, gozk.ErrNoServer) && !errors.Is(e.Err, errNotSent)
@@ -106,18 +125,7 @@ func classify(op, path string, err error) error {
 	if requiresSASL(err) {
 		err = errRequiresSASL
 	}
-	var class error
-	switch {
-	case errors.Is(err, gozk.ErrNoNode):
-		class = ErrNoNode
-	case errors.Is(err, gozk.ErrNodeExists):
-		class = ErrNodeExists
-	case errors.Is(err, gozk.ErrBadVersion):
-		class = ErrBadVersion
-	case errors.Is(err, context.DeadlineExceeded), lostConnection(err):
-		class = ErrUnavailable
-	}
-	return &OpError{Op: op, Path: path, Class: class, Err: err, Store: storeClass(err)}
+	return &OpError{Op: op, Path: path, Class: classOf(err), Err: err}
 }
 
 // lostConnection reports a call that failed for want of a usable session:
@@ -135,8 +143,16 @@ func lostConnection(err error) bool {
 	return isNetError(err)
 }
 
-// storeClass maps a go-zookeeper or context error to its storeerr class.
-func storeClass(err error) error {
+// classOf maps a go-zookeeper or context error to its storeerr class.
+func classOf(err error) error {
+	switch {
+	case errors.Is(err, gozk.ErrNoNode):
+		return storeerr.ErrNotFound
+	case errors.Is(err, gozk.ErrNodeExists):
+		return storeerr.ErrExists
+	case errors.Is(err, gozk.ErrBadVersion):
+		return storeerr.ErrConflict
+	}
 	if c := storeerr.ContextClass(err); c != nil {
 		return c
 	}

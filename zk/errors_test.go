@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -47,5 +48,39 @@ func TestErrorClasses(t *testing.T) {
 		if got := storeerr.OutcomeUnknown(err); got != c.unknown {
 			t.Errorf("%s %v: unknown %v, want %v", c.op, c.err, got, c.unknown)
 		}
+	}
+}
+
+// TestOneClass: an *OpError has one storeerr class; this package's names
+// are views of it and keep their texts.
+func TestOneClass(t *testing.T) {
+	cases := []struct {
+		err   error
+		class error
+		name  error
+		text  string
+	}{
+		{gozk.ErrNoNode, storeerr.ErrNotFound, ErrNoNode, "zk get /p: znode does not exist: zk: node does not exist"},
+		{gozk.ErrNodeExists, storeerr.ErrExists, ErrNodeExists, "zk get /p: znode already exists: zk: node already exists"},
+		{gozk.ErrBadVersion, storeerr.ErrConflict, ErrBadVersion, "zk get /p: znode version mismatch: zk: version conflict"},
+		{context.DeadlineExceeded, storeerr.ErrTimeout, ErrUnavailable, "zk get /p: ZooKeeper unavailable: context deadline exceeded"},
+		{gozk.ErrConnectionClosed, storeerr.ErrUnavailable, ErrUnavailable, "zk get /p: ZooKeeper unavailable: zk: connection closed"},
+		{gozk.ErrNoAuth, storeerr.ErrPermission, nil, "zk get /p: zk: not authenticated"},
+	}
+	for _, c := range cases {
+		err := classify("get", "/p", c.err)
+		var oe *OpError
+		if !errors.As(err, &oe) || oe.Class != c.class {
+			t.Errorf("%v: class %v, want %v", c.err, oe.Class, c.class)
+		}
+		if !errors.Is(err, c.class) || (c.name != nil && !errors.Is(err, c.name)) {
+			t.Errorf("%v: does not match %v and %v", c.err, c.class, c.name)
+		}
+		if err.Error() != c.text {
+			t.Errorf("%v: text %q, want %q", c.err, err.Error(), c.text)
+		}
+	}
+	if err := classify("get", "/p", context.DeadlineExceeded); errors.Is(err, storeerr.ErrUnavailable) {
+		t.Error("a timeout matches storeerr.ErrUnavailable: one class only")
 	}
 }

@@ -1,0 +1,134 @@
+// Package apierr holds the classes of failure the sidecar answers with, and
+// the one mapping from a class to the Fluss error code and message a client
+// gets (fluss.go).
+//
+// The registry returns classes, never codes: an *Error names its class
+// (ErrInvalidProducerID, ErrInvalidOffsets, ErrBucketOutOfRange,
+// ErrSnapshotTooLarge, ErrSnapshotBroken, ErrKeptChanging, or nil for a
+// store failure, whose storeerr class the cause carries) and the facts a
+// message needs (operation, producer id, path, counts) as fields. The
+// layers around it name their refusals the same way: authentication
+// (ErrNotAuthenticated, ErrProtocolMismatch), authorization
+// (ErrNotAuthorized, ErrUnknownTable) and proxy mode (ErrUpstreamGone,
+// ErrProxyFailed). Asked
+// for a *flusserr.Error with errors.As or flusserr.From, an *Error answers
+// with its mapping, so every layer that hands errors to the wire gets the
+// same code and text. The package does no I/O.
+package apierr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+)
+
+// Classes of the registry's own refusals and failures. Store failures keep
+// the classes of package storeerr.
+var (
+	// ErrInvalidProducerID: the producer id breaks Fluss's name rules
+	// (Detail says which). Fluss code 63.
+	ErrInvalidProducerID = errors.New("invalid producer id")
+	// ErrInvalidOffsets: the offsets of a register break an input rule
+	// (Detail says which). Fluss code -1, as a coordinator answers.
+	ErrInvalidOffsets = errors.New("invalid producer offsets")
+	// ErrBucketOutOfRange: a bucket id above the maximum Fluss allows
+	// (TableID, BucketID, MaxBucketID). Fluss code 49.
+	ErrBucketOutOfRange = errors.New("bucket id out of range")
+	// ErrSnapshotTooLarge: the planned znode of Tables tables is larger
+	// than ZooKeeper accepts; nothing was written. Fluss code 13.
+	ErrSnapshotTooLarge = errors.New("snapshot too large")
+	// ErrSnapshotBroken: the znode names an offsets file (Path) that does
+	// not exist. Fluss code -1.
+	ErrSnapshotBroken = errors.New("snapshot broken")
+	// ErrKeptChanging: every attempt lost a race with another writer.
+	// Fluss code 26, retriable.
+	ErrKeptChanging = errors.New("snapshot kept changing")
+
+	// ErrNotAuthenticated: a login failed or a request came before one
+	// (Detail is Fluss's text for the case). Fluss code 46.
+	ErrNotAuthenticated = errors.New("not authenticated")
+	// ErrProtocolMismatch: the client asked for an authentication
+	// protocol the listener does not speak (ServerProtocol,
+	// ClientProtocol). Fluss code 46.
+	ErrProtocolMismatch = errors.New("authentication protocol mismatch")
+	// ErrNotAuthorized: the ACLs deny Principal the Operation on Resource.
+	// Fluss code 48.
+	ErrNotAuthorized = errors.New("not authorized")
+	// ErrUnknownTable: Server does not know table TableID. Fluss code 21.
+	ErrUnknownTable = errors.New("unknown table")
+	// ErrUpstreamGone: proxy mode lost, or never had, the connection to the
+	// coordinator a request needs (Detail says how). Fluss code 1,
+	// retriable.
+	ErrUpstreamGone = errors.New("upstream connection gone")
+	// ErrProxyFailed: proxy mode could not pass the coordinator's answer
+	// on (Detail says why). Fluss code -1.
+	ErrProxyFailed = errors.New("proxy failed")
+)
+
+// Error is a failure of one registry operation.
+type Error struct {
+	// Class is one of the classes above, or nil for a store failure: then
+	// the storeerr class of Err governs.
+	Class error
+	// Op is the operation: "register", "get" or "delete".
+	Op string
+	// ProducerID is the producer the operation was for ("null" for an
+	// absent id, as Fluss prints it).
+	ProducerID string
+	// Detail is the rule an input broke (ErrInvalidProducerID,
+	// ErrInvalidOffsets).
+	Detail string
+	// Path is the missing offsets file (ErrSnapshotBroken).
+	Path string
+	// Tables is how many tables the refused snapshot has
+	// (ErrSnapshotTooLarge).
+	Tables int
+	// ServerProtocol and ClientProtocol are the two sides of
+	// ErrProtocolMismatch.
+	ServerProtocol, ClientProtocol string
+	// Principal, Operation and Resource are a denial's parties, as Fluss
+	// prints them (ErrNotAuthorized).
+	Principal, Operation, Resource string
+	// Server names this server (ErrUnknownTable).
+	Server string
+	// TableID (ErrUnknownTable, ErrBucketOutOfRange), BucketID and
+	// MaxBucketID locate what a request named.
+	TableID     int64
+	BucketID    int32
+	MaxBucketID int32
+	// Err is the cause, or nil.
+	Err error
+}
+
+// Error is the Fluss answer's text for the registry's classes and, for a
+// store failure, "Failed to <op> producer offsets for producer <id>: " and
+// the cause.
+func (e *Error) Error() string {
+	if e.Class == nil {
+		return fmt.Sprintf("%s: %v", prefix(e.Op, e.ProducerID), e.Err)
+	}
+	return e.Fluss().Error()
+}
+
+// Unwrap returns the cause and the class, so errors.Is matches both.
+func (e *Error) Unwrap() []error {
+	var out []error
+	if e.Err != nil {
+		out = append(out, e.Err)
+	}
+	if e.Class != nil {
+		out = append(out, e.Class)
+	}
+	return out
+}
+
+// As answers a request for a *flusserr.Error with the error's Fluss answer
+// (see Fluss).
+func (e *Error) As(target any) bool {
+	if p, ok := target.(**flusserr.Error); ok {
+		*p = e.Fluss()
+		return true
+	}
+	return false
+}
