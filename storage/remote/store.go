@@ -563,7 +563,9 @@ func (s *Store) fileKey(offsetsPath string) (string, error) {
 //
 // A context that has ended fails it before any try: the drivers do not all
 // look at it (fileblob reads and deletes without), and a call given up must
-// not go on to change anything.
+// not go on to change anything. The portable layer refuses such a call
+// before it reaches the store; the store keeps the check for its own
+// safety, also when run without the layer, and between tries.
 func (s *Store) retry(ctx context.Context, op string, retryNotFound bool, f func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
