@@ -25,6 +25,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/readindex"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
@@ -125,7 +126,9 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	if err := remote.CheckAtStart(ctx, files, s.RemoteDataDir, s.StorageStartChecks, log); err != nil {
 		return nil, err
 	}
-	zkSnapshots, remoteFiles := counted.Wrap(zkstore.New(zc), files, o.storageObserver())
+	// Each backend behind the portable layer, which checks what every store
+	// must (storage.CheckedSnapshots); the counts beneath the cache.
+	zkSnapshots, remoteFiles := counted.Wrap(storage.CheckedSnapshots(zkstore.New(zc)), storage.CheckedFilesAndOrphans(files), o.storageObserver())
 	// The cache goes in front of the counted stores: the storage metrics
 	// count what reaches ZooKeeper and remote storage.
 	snapshots, fstore, err := a.stores(ctx, s.Cache, zc, zkSnapshots, remoteFiles, log)

@@ -26,6 +26,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -137,10 +138,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, errors.New("embedded: Authorizer and Tables go together")
 	}
 	s := &Server{store: cfg.Store, controls: newControls()}
+	// The registry and cleanup see the memstore behind the portable layer.
+	snapshots, files := storage.CheckedSnapshots(cfg.Store), storage.CheckedFilesAndOrphans(cfg.Store)
 	var err error
 	s.registry, err = producer.New(producer.Config{
-		Snapshots:  cfg.Store,
-		Files:      cfg.Store,
+		Snapshots:  snapshots,
+		Files:      files,
 		DefaultTTL: cfg.TTL,
 		Now:        cfg.Now,
 		Logger:     cfg.Logger,
@@ -164,7 +167,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Authorizer:       cfg.Authorizer,
 		Tables:           cfg.Tables,
 		// One in-memory store has one server: no leader to elect.
-		Cleanup: assembly.Cleanup{Files: s.store, Interval: cfg.CleanupInterval, Grace: cfg.OrphanGracePeriod},
+		Cleanup: assembly.Cleanup{Files: files, Interval: cfg.CleanupInterval, Grace: cfg.OrphanGracePeriod},
 		// Both endpoints: a control on an api key takes the next request
 		// of it on either.
 		Adapt: func(_ assembly.Listener, c wire.ServerConfig) (wire.ServerConfig, error) {

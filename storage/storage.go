@@ -13,14 +13,27 @@
 //   - faultstore: a pass-through that injects failures, for tests;
 //   - counted: a pass-through that counts every call for metrics.
 //
-// Every store must pass the conformance suite in storetest
-// (TestStoreConformance). Failures are classified with the classes of
-// package storeerr; a missing offsets file with ErrNotFound (of class
-// storeerr.ErrNotFound), a refused path with ErrOutsidePath (of class
-// storeerr.ErrOutsidePath). A call whose
-// context has ended fails with the class storeerr.ContextClass gives
-// (ErrTimeout past a deadline, ErrUnavailable when canceled), as the
-// ZooKeeper client does, even when memory holds the answer.
+// Every backend runs behind the portable layer of this package
+// (CheckedSnapshots, CheckedFiles, CheckedOrphans, CheckedFilesAndOrphans),
+// as a go-cloud driver runs behind blob.Bucket: it checks, once for every
+// backend and before the backend is called, that a call's context has not
+// ended, that a snapshot's producer id names one znode and that an offsets
+// file is written only for a producer id Fluss accepts. A backend keeps a
+// check of its own only where its own safety needs it, and says so. A
+// store that wraps another (the layer, faultstore's views, counted,
+// snapcache's decorators) offers exactly the optional interfaces its inner
+// store offers (WithSnapshotExtras, WithFileExtras).
+//
+// Every store must pass the conformance suite in storetest, run as
+// TestStoreConformance from each backend's own package, behind the layer;
+// the suite fails a wrapper that hides an optional interface of its inner
+// store. Failures are classified with the classes of package storeerr; a
+// missing offsets file with ErrNotFound (of class storeerr.ErrNotFound), a
+// refused path with ErrOutsidePath (of class storeerr.ErrOutsidePath). A
+// call whose context has ended
+// fails with the class storeerr.ContextClass gives (ErrTimeout past a
+// deadline, ErrUnavailable when canceled), as the ZooKeeper client does,
+// even when memory holds the answer.
 package storage
 
 import (
@@ -82,7 +95,8 @@ type FileStore interface {
 	PlannedPath(producerID string, tableID int64) string
 	// WriteOffsets writes a new file and returns its fully qualified path.
 	// A failed write leaves no file behind. It refuses a producer id that
-	// Fluss refuses (docs/storage-format.md §7.4): no other names a file of a coordinator.
+	// Fluss refuses (docs/storage-format.md §7.4, CheckFileProducerID): no
+	// other names a file of a coordinator.
 	// t may give its offsets in either form (offsets.TableOffsets); the
 	// caller does not modify t afterwards, so a store may keep it.
 	WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error)

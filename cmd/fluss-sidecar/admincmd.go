@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/admin"
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -194,7 +195,9 @@ func openAdmin(ctx context.Context, s app.Settings, log hclog.Logger, parallelis
 		zc.Close()
 		return nil, nil, fmt.Errorf("open %s %s: %w", app.KeyRemoteDataDir, s.RemoteDataDir, err)
 	}
-	a, err := admin.New(admin.Config{Snapshots: zkstore.New(zc), Files: files, Logger: log, Parallelism: parallelism})
+	// The files behind the portable layer, as the server has them; the
+	// znodes are read raw, as bytes, which no SnapshotStore offers.
+	a, err := admin.New(admin.Config{Snapshots: zkstore.New(zc), Files: storage.CheckedFilesAndOrphans(files), Logger: log, Parallelism: parallelism})
 	if err != nil {
 		files.Close()
 		zc.Close()

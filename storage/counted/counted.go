@@ -1,7 +1,8 @@
-// Package counted wraps the ZooKeeper snapshot store and the remote file
-// store so that every call that reaches them is counted, by store,
-// operation and failure class (the storage_* metrics). It goes beneath the
-// snapshot cache: a call the cache answers is not counted.
+// Package counted wraps a snapshot store and a file store (in the sidecar,
+// ZooKeeper's and remote storage's, behind the portable layer) so that
+// every call that reaches them is counted, by store, operation and failure
+// class (the storage_* metrics). It goes beneath the snapshot cache: a
+// call the cache answers is not counted.
 package counted
 
 import (
@@ -12,7 +13,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -77,8 +77,7 @@ func Class(err error) string {
 // override pass through uncounted.
 type countedSnapshots struct {
 	storage.SnapshotStore
-	linear storage.LinearReads
-	obs    Observer
+	obs Observer
 }
 
 func (c countedSnapshots) CreateSnapshot(ctx context.Context, id string, s offsets.Snapshot) (bool, error) {
@@ -93,12 +92,17 @@ func (c countedSnapshots) GetSnapshot(ctx context.Context, id string) (offsets.S
 	return s, inc, found, err
 }
 
-func (c countedSnapshots) GetSnapshotLinear(ctx context.Context, id string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
+// countedLinear counts the linear reads of a store that offers them.
+type countedLinear struct {
+	linear storage.LinearReads
+	obs    Observer
+}
+
+func (c countedLinear) GetSnapshotLinear(ctx context.Context, id string, wait func(context.Context) error) (offsets.Snapshot, offsets.Incarnation, bool, error) {
 	s, inc, found, err := c.linear.GetSnapshotLinear(ctx, id, wait)
 	c.obs.StorageOp(StoreZooKeeper, "sync_get", Class(err))
 	return s, inc, found, err
 }
-
 func (c countedSnapshots) DeleteSnapshotIf(ctx context.Context, id string, inc offsets.Incarnation) (bool, error) {
 	deleted, err := c.SnapshotStore.DeleteSnapshotIf(ctx, id, inc)
 	c.obs.StorageOp(StoreZooKeeper, "delete", Class(err))
@@ -127,54 +131,59 @@ func (c countedSnapshots) ListProducerIDs(ctx context.Context) ([]string, error)
 // registry (FileStore) and orphan cleanup (OrphanStore). Methods it does
 // not override pass through uncounted.
 type countedFiles struct {
-	*remote.Store
+	storage.FilesAndOrphans
 	obs Observer
 }
 
 func (c countedFiles) WriteOffsets(ctx context.Context, id string, t offsets.TableOffsets) (string, error) {
-	p, err := c.Store.WriteOffsets(ctx, id, t)
+	p, err := c.FilesAndOrphans.WriteOffsets(ctx, id, t)
 	c.obs.StorageOp(StoreRemote, "write", Class(err))
 	return p, err
 }
 
 func (c countedFiles) ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error) {
-	t, err := c.Store.ReadOffsets(ctx, path)
+	t, err := c.FilesAndOrphans.ReadOffsets(ctx, path)
 	c.obs.StorageOp(StoreRemote, "read", Class(err))
 	return t, err
 }
 
 func (c countedFiles) DeleteOffsets(ctx context.Context, path string) error {
-	err := c.Store.DeleteOffsets(ctx, path)
+	err := c.FilesAndOrphans.DeleteOffsets(ctx, path)
 	c.obs.StorageOp(StoreRemote, "delete", Class(err))
 	return err
 }
 
 func (c countedFiles) ListProducerDirs(ctx context.Context) ([]string, error) {
-	dirs, err := c.Store.ListProducerDirs(ctx)
+	dirs, err := c.FilesAndOrphans.ListProducerDirs(ctx)
 	c.obs.StorageOp(StoreRemote, "list", Class(err))
 	return dirs, err
 }
 
 func (c countedFiles) ListProducerFiles(ctx context.Context, id string) ([]storage.FileInfo, error) {
-	files, err := c.Store.ListProducerFiles(ctx, id)
+	files, err := c.FilesAndOrphans.ListProducerFiles(ctx, id)
 	c.obs.StorageOp(StoreRemote, "list", Class(err))
 	return files, err
 }
 
 func (c countedFiles) PruneEmptyDirs(ctx context.Context, id string) (bool, error) {
-	gone, err := c.Store.PruneEmptyDirs(ctx, id)
+	gone, err := c.FilesAndOrphans.PruneEmptyDirs(ctx, id)
 	c.obs.StorageOp(StoreRemote, "prune", Class(err))
 	return gone, err
 }
 
 // Wrap wraps the stores when obs is set, and returns them as they are
-// when it is nil.
-func Wrap(snapshots *zkstore.Store, files *remote.Store, obs Observer) (storage.SnapshotStore, interface {
-	storage.FileStore
-	storage.OrphanStore
-}) {
+// when it is nil. The wrapped stores offer the optional interfaces of
+// package storage that snapshots and files offer: the linear reads are
+// counted, the answers from memory are not (they reach no storage).
+func Wrap(snapshots storage.SnapshotStore, files storage.FilesAndOrphans, obs Observer) (storage.SnapshotStore, storage.FilesAndOrphans) {
 	if obs == nil {
 		return snapshots, files
 	}
-	return countedSnapshots{snapshots, snapshots, obs}, countedFiles{files, obs}
+	x := storage.SnapshotExtrasOf(snapshots)
+	if x.Linear != nil {
+		x.Linear = countedLinear{x.Linear, obs}
+	}
+	cached, _ := files.(storage.CachedFiles)
+	return storage.WithSnapshotExtras(countedSnapshots{snapshots, obs}, x),
+		storage.WithFileAndOrphanExtras(countedFiles{files, obs}, cached)
 }

@@ -75,6 +75,11 @@ type Control func(c Call) (a Action, ok bool)
 
 // Store wraps a SnapshotStore and a FileStore. Its zero value is not
 // usable; call New.
+//
+// A *Store offers none of the optional interfaces of package storage, so
+// that a registry on it takes the plain paths every fault reaches.
+// Snapshots and Files are views of it that offer the ones the wrapped
+// stores offer.
 type Store struct {
 	snaps storage.SnapshotStore
 	files storage.FileStore
@@ -339,4 +344,40 @@ func (s *Store) DeleteOffsets(ctx context.Context, path string) error {
 	return s.intercept(ctx, Call{Op: Remove, Path: path}, func(ctx context.Context) error {
 		return s.files.DeleteOffsets(ctx, path)
 	})
+}
+
+// Snapshots returns the store as a SnapshotStore that offers the optional
+// interfaces the wrapped snapshot store offers: a linear read is
+// intercepted as a Get; the answers from memory (CachedSnapshots,
+// AbsenceHints) do no I/O and pass through.
+func (s *Store) Snapshots() storage.SnapshotStore {
+	x := storage.SnapshotExtrasOf(s.snaps)
+	if x.Linear != nil {
+		x.Linear = linear{s, x.Linear}
+	}
+	return storage.WithSnapshotExtras(s, x)
+}
+
+// Files returns the store as a FileStore that offers CachedFiles when the
+// wrapped file store does; its answers from memory pass through.
+func (s *Store) Files() storage.FileStore {
+	cached, _ := s.files.(storage.CachedFiles)
+	return storage.WithFileExtras(s, cached)
+}
+
+type linear struct {
+	s     *Store
+	inner storage.LinearReads
+}
+
+// GetSnapshotLinear is intercepted as a Get.
+func (l linear) GetSnapshotLinear(ctx context.Context, id string, wait func(context.Context) error) (snap offsets.Snapshot, inc offsets.Incarnation, found bool, err error) {
+	err = l.s.intercept(ctx, Call{Op: Get, ProducerID: id}, func(ctx context.Context) (err error) {
+		snap, inc, found, err = l.inner.GetSnapshotLinear(ctx, id, wait)
+		return err
+	})
+	if err != nil {
+		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
+	}
+	return snap, inc, found, nil
 }

@@ -6,8 +6,12 @@
 // whose znode would exceed the limit is refused). It implements
 // storage.SnapshotStore, storage.FileStore and storage.OrphanStore, so
 // the registry runs on it unchanged; it backs embedded mode and the
-// fault-injection tests. The conformance suite (storage/storetest) holds
-// it to the same cases as the ZooKeeper and remote stores.
+// fault-injection tests. It is run behind the portable layer
+// (storage.CheckedSnapshots and storage.CheckedFilesAndOrphans), which
+// refuses ended contexts and bad producer ids before a call reaches it:
+// it checks neither itself, having no path or connection they could
+// harm. The conformance suite (storage/storetest) holds it, behind the
+// layer, to the same cases as the ZooKeeper and remote stores.
 package memstore
 
 import (
@@ -99,38 +103,6 @@ func New(opts Options) *Store {
 	}
 }
 
-func checkID(id string) error {
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") {
-		return fmt.Errorf("memstore: producer id %q is not a valid znode name", id)
-	}
-	return nil
-}
-
-// checkFileID accepts, as the remote store does, only the producer ids
-// Fluss accepts (1 to 200 ASCII letters, digits, '_' or '-'): no other id
-// names a file a coordinator could have written.
-func checkFileID(id string) error {
-	ok := id != "" && len(id) <= 200
-	for i := 0; ok && i < len(id); i++ {
-		c := id[i]
-		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-	}
-	if !ok {
-		return fmt.Errorf("memstore: %w: producer id %q", remote.ErrInvalidName, id)
-	}
-	return nil
-}
-
-// ended reports an ended context as the ZooKeeper client does: ErrTimeout
-// after the deadline, ErrUnavailable when canceled, and nothing applied.
-func ended(ctx context.Context) error {
-	err := ctx.Err()
-	if err == nil {
-		return nil
-	}
-	return storeerr.New(storeerr.ContextClass(err), false, fmt.Errorf("memstore: %w", err))
-}
-
 // CheckSnapshot refuses a snapshot larger than MaxSnapshotBytes.
 func (s *Store) CheckSnapshot(producerID string, snap offsets.Snapshot) error {
 	_, err := s.encode(producerID, snap)
@@ -138,9 +110,6 @@ func (s *Store) CheckSnapshot(producerID string, snap offsets.Snapshot) error {
 }
 
 func (s *Store) encode(producerID string, snap offsets.Snapshot) ([]byte, error) {
-	if err := checkID(producerID); err != nil {
-		return nil, err
-	}
 	data := flussjson.EncodeSnapshot(snap)
 	if len(data) > s.maxBytes {
 		return nil, storeerr.New(storeerr.ErrTooLarge, false,
@@ -156,9 +125,6 @@ func (s *Store) CreateSnapshot(ctx context.Context, producerID string, snap offs
 	if err != nil {
 		return false, err
 	}
-	if err := ended(ctx); err != nil {
-		return false, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.znodes[producerID]; ok {
@@ -171,12 +137,6 @@ func (s *Store) CreateSnapshot(ctx context.Context, producerID string, snap offs
 
 // GetSnapshot reads a snapshot.
 func (s *Store) GetSnapshot(ctx context.Context, producerID string) (offsets.Snapshot, offsets.Incarnation, bool, error) {
-	if err := checkID(producerID); err != nil {
-		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
-	}
-	if err := ended(ctx); err != nil {
-		return offsets.Snapshot{}, offsets.Incarnation{}, false, err
-	}
 	s.mu.Lock()
 	z, ok := s.znodes[producerID]
 	var data []byte
@@ -201,9 +161,6 @@ func (s *Store) ReplaceSnapshotIf(ctx context.Context, producerID string, inc of
 	if err != nil {
 		return false, err
 	}
-	if err := ended(ctx); err != nil {
-		return false, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	z, ok := s.znodes[producerID]
@@ -218,12 +175,6 @@ func (s *Store) ReplaceSnapshotIf(ctx context.Context, producerID string, inc of
 // DeleteSnapshotIf deletes incarnation inc at its version; deleted is true
 // also when nothing is there.
 func (s *Store) DeleteSnapshotIf(ctx context.Context, producerID string, inc offsets.Incarnation) (bool, error) {
-	if err := checkID(producerID); err != nil {
-		return false, err
-	}
-	if err := ended(ctx); err != nil {
-		return false, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	z, ok := s.znodes[producerID]
@@ -263,15 +214,12 @@ func (s *Store) SetRawSnapshot(producerID string, data []byte) {
 }
 
 // Sync returns at once: an in-memory store has no lagging replica.
-func (s *Store) Sync(ctx context.Context) error {
-	return ended(ctx)
+func (s *Store) Sync(context.Context) error {
+	return nil
 }
 
 // ListProducerIDs lists the producers with a snapshot, sorted.
 func (s *Store) ListProducerIDs(ctx context.Context) ([]string, error) {
-	if err := ended(ctx); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := make([]string, 0, len(s.znodes))
@@ -289,16 +237,10 @@ func (s *Store) PlannedPath(producerID string, tableID int64) string {
 }
 
 // WriteOffsets stores t under a new UUID-named path, encoded as Fluss does.
-// It refuses a producer id Fluss refuses, as the remote store does.
+// The producer id is the layer's to check.
 func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.TableOffsets) (string, error) {
-	if err := checkFileID(producerID); err != nil {
-		return "", err
-	}
 	data, err := flussjson.EncodeTableOffsets(t)
 	if err != nil {
-		return "", err
-	}
-	if err := ended(ctx); err != nil {
 		return "", err
 	}
 	path := s.producers + "/" + producerID + "/" + strconv.FormatInt(t.TableID, 10) + "/" + s.newUUID() + remote.OffsetsFileSuffix
@@ -313,9 +255,6 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 // storage.ErrOutsidePath.
 func (s *Store) ReadOffsets(ctx context.Context, path string) (offsets.TableOffsets, error) {
 	if err := s.checkPath(path); err != nil {
-		return offsets.TableOffsets{}, err
-	}
-	if err := ended(ctx); err != nil {
 		return offsets.TableOffsets{}, err
 	}
 	s.mu.Lock()
@@ -335,9 +274,6 @@ func (s *Store) ReadOffsets(ctx context.Context, path string) (offsets.TableOffs
 // outside the store is refused.
 func (s *Store) DeleteOffsets(ctx context.Context, path string) error {
 	if err := s.checkPath(path); err != nil {
-		return err
-	}
-	if err := ended(ctx); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -371,32 +307,14 @@ func (s *Store) HasFile(path string) bool {
 // {producers}/{producer}/{table}/{file}.
 func (s *Store) checkPath(path string) error {
 	rel, ok := strings.CutPrefix(path, s.producers+"/")
-	parts := strings.Split(rel, "/")
-	if !ok || len(parts) != 3 {
+	if !ok || !storage.CheckFileRel(rel) {
 		return fmt.Errorf("memstore: %w: %s is not a file in a table directory of %s", storage.ErrOutsidePath, path, s.producers)
-	}
-	for _, part := range parts {
-		if checkSegment(part) != nil {
-			return fmt.Errorf("memstore: %w: %s is not a file in a table directory of %s", storage.ErrOutsidePath, path, s.producers)
-		}
-	}
-	return nil
-}
-
-// checkSegment accepts, as the remote store does, a name usable as one
-// path segment.
-func checkSegment(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return fmt.Errorf("memstore: %w: %q", remote.ErrInvalidName, name)
 	}
 	return nil
 }
 
 // ListProducerDirs lists the producer ids that have files, sorted.
 func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
-	if err := ended(ctx); err != nil {
-		return nil, err
-	}
 	seen := map[string]bool{}
 	for _, p := range s.Files() {
 		rest := strings.TrimPrefix(p, s.producers+"/")
@@ -414,12 +332,6 @@ func (s *Store) ListProducerDirs(ctx context.Context) ([]string, error) {
 
 // ListProducerFiles lists a producer's files.
 func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]storage.FileInfo, error) {
-	if err := checkSegment(producerID); err != nil {
-		return nil, err
-	}
-	if err := ended(ctx); err != nil {
-		return nil, err
-	}
 	prefix := s.producers + "/" + producerID + "/"
 	s.mu.Lock()
 	defer s.mu.Unlock()

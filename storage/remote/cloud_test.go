@@ -67,8 +67,10 @@ func cloudBackends(t *testing.T, s3Endpoint string) []backend {
 	}
 	keep := func(base Options) func(Options) Options {
 		return func(o Options) Options {
-			base.NewUUID, base.Sleep, base.Logger = o.NewUUID, o.Sleep, o.Logger
-			return base
+			// A copy: the suite opens stores from parallel cases.
+			b := base
+			b.NewUUID, b.Sleep, b.Logger = o.NewUUID, o.Sleep, o.Logger
+			return b
 		}
 	}
 	gcs := Options{GCS: GCSOptions{Endpoint: gcsURL, Unauthenticated: true}}

@@ -21,8 +21,8 @@ var (
 	ErrOutsidePath = storage.ErrOutsidePath
 
 	// ErrInvalidName reports a producer id or directory name that cannot be
-	// used as one path segment.
-	ErrInvalidName = errors.New("invalid name")
+	// used as one path segment. It is storage.ErrInvalidName.
+	ErrInvalidName = storage.ErrInvalidName
 )
 
 // IsRetriable reports whether err is a transient storage failure worth

@@ -551,14 +551,8 @@ func (s *Store) fileKey(offsetsPath string) (string, error) {
 	if !sameFS || !under {
 		return "", fmt.Errorf("remote: %w: %s is not under %s", ErrOutsidePath, offsetsPath, s.producers)
 	}
-	parts := strings.Split(rel, "/")
-	if len(parts) != 3 {
+	if !storage.CheckFileRel(rel) {
 		return "", fmt.Errorf("remote: %w: %s is not a file in a table directory of %s", ErrOutsidePath, offsetsPath, s.producers)
-	}
-	for _, part := range parts {
-		if checkSegment(part) != nil {
-			return "", fmt.Errorf("remote: %w: %s is not a file in a table directory of %s", ErrOutsidePath, offsetsPath, s.producers)
-		}
 	}
 	return s.producersKey + rel, nil
 }
@@ -569,7 +563,9 @@ func (s *Store) fileKey(offsetsPath string) (string, error) {
 //
 // A context that has ended fails it before any try: the drivers do not all
 // look at it (fileblob reads and deletes without), and a call given up must
-// not go on to change anything.
+// not go on to change anything. The portable layer refuses such a call
+// before it reaches the store; the store keeps the check for its own
+// safety, also when run without the layer, and between tries.
 func (s *Store) retry(ctx context.Context, op string, retryNotFound bool, f func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -618,25 +614,22 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// checkProducerID accepts the producer ids Fluss accepts (docs/storage-format.md §7.4): 1 to 200
-// ASCII letters, digits, '_' or '-'.
+// checkProducerID refuses, with storage's rule, a producer id Fluss
+// refuses. The portable layer checks it too; the store keeps the check for
+// its own safety, also when run without the layer: the id becomes a
+// directory of the bucket, and an object store takes any key.
 func checkProducerID(id string) error {
-	if id == "" || len(id) > 200 {
-		return fmt.Errorf("remote: %w: producer id %q", ErrInvalidName, id)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !isAlpha(c) && !('0' <= c && c <= '9') && c != '_' && c != '-' {
-			return fmt.Errorf("remote: %w: producer id %q", ErrInvalidName, id)
-		}
+	if err := storage.CheckFileProducerID(id); err != nil {
+		return fmt.Errorf("remote: %w", err)
 	}
 	return nil
 }
 
-// checkSegment accepts a name usable as one path segment.
+// checkSegment accepts a name usable as one path segment (storage's
+// rule), for the same safety.
 func checkSegment(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return fmt.Errorf("remote: %w: %q", ErrInvalidName, name)
+	if err := storage.CheckSegment(name); err != nil {
+		return fmt.Errorf("remote: %w", err)
 	}
 	return nil
 }

@@ -2,11 +2,9 @@ package snapcache
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
 // snapshots is the SnapshotStore decorator.
@@ -391,16 +389,13 @@ func (f files) CachedOffsets(path string) (offsets.TableOffsets, bool) {
 }
 
 // ended reports a read given up because its context ended, as the store
-// beneath would: ErrTimeout after the deadline, ErrUnavailable when
-// canceled. A read with an ended context fails even when memory holds the
-// answer, as it would without the cache.
-func ended(ctx context.Context) error {
-	err := ctx.Err()
-	if err == nil {
-		return nil
-	}
-	return storeerr.New(storeerr.ContextClass(err), false, fmt.Errorf("snapcache: %w", err))
-}
+// beneath would (storage.Ended): ErrTimeout after the deadline,
+// ErrUnavailable when canceled. A read with an ended context fails even
+// when memory holds the answer, as it would without the cache. The cache
+// keeps this check of its own: it sits above the portable layer and
+// answers from memory without calling the layer, and a read sharing
+// another's flight must give up when its own context ends.
+func ended(ctx context.Context) error { return storage.Ended(ctx, "snapcache") }
 
 // The decorators offer the registry what it looks for.
 var (

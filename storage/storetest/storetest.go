@@ -13,7 +13,9 @@
 // saying why, elsewhere: an optional interface of the store (LinearReads,
 // CachedSnapshots, AbsenceHints, CachedFiles), an OrphanStore, or a backend
 // that can stall or become unreachable (Stalls, Outages). A difference in
-// behaviour between stores is never skipped: it is a bug of one of them.
+// behaviour between stores is never skipped: it is a bug of one of them,
+// and neither is a wrapper (a Harness that is a Wrapper) that does not
+// offer an optional interface its inner store offers (CheckForwarding).
 //
 // The suite assumes the default znode size limit, ZooKeeper's jute.maxbuffer
 // of 1 MiB. Every context it passes carries a deadline, only so that a bug
@@ -125,6 +127,7 @@ func RunConformance(t *testing.T, newHarness HarnessMaker) {
 		{"CachedFiles", testCachedFiles},
 		{"Stall", testStall},
 		{"Outage", testOutage},
+		{"Forwarding", testForwarding},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
@@ -46,10 +45,13 @@ func New(c *zk.Client) *Store {
 // Client returns the store's client.
 func (p *Store) Client() *zk.Client { return p.c }
 
+// producerPath returns the producer's znode. The portable layer checks
+// the id too (storage.CheckZnodeName, the same rule); the store keeps the
+// check for its own safety, also when run without the layer: an id with a
+// '/' would name another znode than the producer's.
 func producerPath(producerID string) (string, error) {
-	if producerID == "" || producerID == "." || producerID == ".." ||
-		strings.ContainsAny(producerID, "/\x00") {
-		return "", fmt.Errorf("zkstore: producer id %q is not a valid znode name", producerID)
+	if err := storage.CheckZnodeName(producerID); err != nil {
+		return "", fmt.Errorf("zkstore: %w", err)
 	}
 	return ProducersPath + "/" + producerID, nil
 }
