@@ -96,3 +96,34 @@ func checkEnsembleAgrees(t *testing.T, e *zktest.Ensemble, root string) {
 	}
 	t.Logf("the %d ensemble members agree on %d producer znodes", len(e.Servers), len(first))
 }
+
+// startEnsemble starts three ZooKeeper servers of the test's own, stopped
+// when it ends.
+func startEnsemble(t *testing.T) *zktest.Ensemble {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	e, err := zktest.StartEnsemble(ctx, 3)
+	cancel()
+	if err != nil {
+		t.Fatalf("ensemble: %v", err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// bounceLeader stops the ensemble's leader, waits a second (the others
+// elect a new one) and starts it again on its data.
+func bounceLeader(e *zktest.Ensemble) error {
+	l := e.Leader()
+	if l == nil {
+		return errors.New("the ensemble has no leader")
+	}
+	l.Stop()
+	time.Sleep(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := l.Restart(ctx); err != nil {
+		return fmt.Errorf("restart the old leader: %w", err)
+	}
+	return nil
+}

@@ -27,13 +27,7 @@ func TestSyncThenReadAfterAnotherServersAck(t *testing.T) {
 	if !long() {
 		t.Skipf("runs with %s=1 (make lincheck)", longEnv)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	e, err := zktest.StartEnsemble(ctx, 3)
-	cancel()
-	if err != nil {
-		t.Fatalf("ensemble: %v", err)
-	}
-	t.Cleanup(e.Close)
+	e := startEnsemble(t)
 	leader := e.Leader()
 	if leader == nil {
 		t.Fatal("no leader")

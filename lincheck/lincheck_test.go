@@ -105,13 +105,7 @@ func runPlan(t *testing.T, p plan) result {
 			zkAddrs[i] = c.Addr()
 		}
 	case "ensemble":
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		e, err := zktest.StartEnsemble(ctx, 3)
-		cancel()
-		if err != nil {
-			t.Fatalf("ensemble: %v", err)
-		}
-		t.Cleanup(e.Close)
+		e := startEnsemble(t)
 		r.ensemble = e
 		for i := range zkAddrs {
 			zkAddrs[i] = e.Address()
@@ -341,18 +335,8 @@ func scenarios() []struct {
 				if !sleepCtx(ctx, gap/3) {
 					return
 				}
-				l := r.ensemble.Leader()
-				if l == nil {
-					t.Errorf("the ensemble has no leader")
-					return
-				}
-				l.Stop()
-				time.Sleep(time.Second)
-				rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				err := l.Restart(rctx)
-				cancel()
-				if err != nil {
-					t.Errorf("restart the old leader: %v", err)
+				if err := bounceLeader(r.ensemble); err != nil {
+					t.Error(err)
 					return
 				}
 			}

@@ -24,13 +24,7 @@ func TestEnsembleKeepsAcknowledgedWrites(t *testing.T) {
 	if !long() {
 		t.Skipf("runs with %s=1 (make lincheck)", longEnv)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	e, err := zktest.StartEnsemble(ctx, 3)
-	cancel()
-	if err != nil {
-		t.Fatalf("ensemble: %v", err)
-	}
-	t.Cleanup(e.Close)
+	e := startEnsemble(t)
 	root := zktest.UniqueRoot()
 
 	const writers = 8
@@ -84,17 +78,8 @@ func TestEnsembleKeepsAcknowledgedWrites(t *testing.T) {
 		if !sleepCtx(runCtx, gap) {
 			break
 		}
-		l := e.Leader()
-		if l == nil {
-			continue
-		}
-		l.Stop()
-		time.Sleep(time.Second)
-		rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := l.Restart(rctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("restart the old leader: %v", err)
+		if err := bounceLeader(e); err != nil {
+			t.Fatal(err)
 		}
 	}
 	wg.Wait()
@@ -110,7 +95,7 @@ func TestEnsembleKeepsAcknowledgedWrites(t *testing.T) {
 	if len(created) == 0 || len(deleted) == 0 {
 		t.Fatalf("trivial run: nothing to check")
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for m, s := range e.Servers {
 		c, err := zk.Connect(ctx, zk.Config{Address: s.Addr, Root: root})

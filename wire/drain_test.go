@@ -32,6 +32,19 @@ func closeInBackground(t *testing.T, srv *Server, addr string) <-chan error {
 	return closed
 }
 
+// allDraining reports whether every connection of srv stopped reading new
+// requests.
+func allDraining(srv *Server) bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for c := range srv.conns {
+		if !c.draining.Load() {
+			return false
+		}
+	}
+	return true
+}
+
 // waitClosed waits for Close's result.
 func waitClosed(t *testing.T, closed <-chan error) error {
 	t.Helper()
@@ -243,6 +256,10 @@ func TestDrainDropsFrameCutByTheDrain(t *testing.T) {
 	rc.Write(f[:100<<10])
 	eventually.True(t, "the reader to read the frame's payload", func() bool { return budget.InUse() >= 200<<10 })
 	closed := closeInBackground(t, srv, addr)
+	// The listener closes before the connections are told to drain: the
+	// rest of the frame must arrive after the drain began, or it is simply
+	// a frame read in full.
+	eventually.True(t, "the connection to drain", func() bool { return allDraining(srv) })
 	rc.Write(f[100<<10:])
 	ctl.release <- struct{}{}
 	if r := rc.Read(); r.Type != ResponseSuccess || r.RequestID != 1 {
