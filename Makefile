@@ -85,7 +85,7 @@ bench-scale: deps
 lincheck: deps
 	@for i in 1 2 3; do \
 		echo "lincheck run $$i of 3"; \
-		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget' ./lincheck/ || exit 1; \
+		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget|TestEnsembleKeepsAcknowledgedWrites|TestSyncThenReadAfterAnotherServersAck' ./lincheck/ || exit 1; \
 	done
 
 # The long run (soak/): two sidecar processes on one ZooKeeper under a GET
