@@ -104,6 +104,22 @@ func (e *Error) Fluss() *flusserr.Error {
 	return storeFailure(pre, e.Err)
 }
 
+// storeAnswers is the code and the text after the prefix for each storeerr
+// failure class; any other class answers UNKNOWN_SERVER_ERROR with the
+// prefix alone.
+var storeAnswers = []struct {
+	class error
+	code  flusserr.Code
+	text  string
+}{
+	{storeerr.ErrTimeout, flusserr.RequestTimeOut, ": the request timed out"},
+	{storeerr.ErrUnavailable, flusserr.StorageException, ": storage is unavailable, retry"},
+	{storeerr.ErrNoSpace, flusserr.StorageException, ": remote storage is full"},
+	{storeerr.ErrPermission, flusserr.UnknownServerError, ": storage refused access (not retried)"},
+	{storeerr.ErrTooLarge, flusserr.RecordTooLarge, ": the snapshot is too large for ZooKeeper"},
+	{storeerr.ErrCorrupt, flusserr.UnknownServerError, ": stored data is corrupt"},
+}
+
 // storeFailure maps a store failure by its storeerr class (see the top of
 // this file).
 func storeFailure(pre string, err error) *flusserr.Error {
@@ -119,19 +135,10 @@ func storeFailure(pre string, err error) *flusserr.Error {
 	if class == nil && errors.Is(err, context.DeadlineExceeded) {
 		class = storeerr.ErrTimeout
 	}
-	switch class {
-	case storeerr.ErrTimeout:
-		return flusserr.New(flusserr.RequestTimeOut, pre+": the request timed out"+unknown+": "+cause)
-	case storeerr.ErrUnavailable:
-		return flusserr.New(flusserr.StorageException, pre+": storage is unavailable, retry"+unknown+": "+cause)
-	case storeerr.ErrNoSpace:
-		return flusserr.New(flusserr.StorageException, pre+": remote storage is full"+unknown+": "+cause)
-	case storeerr.ErrPermission:
-		return flusserr.New(flusserr.UnknownServerError, pre+": storage refused access (not retried)"+unknown+": "+cause)
-	case storeerr.ErrTooLarge:
-		return flusserr.New(flusserr.RecordTooLarge, pre+": the snapshot is too large for ZooKeeper"+unknown+": "+cause)
-	case storeerr.ErrCorrupt:
-		return flusserr.New(flusserr.UnknownServerError, pre+": stored data is corrupt"+unknown+": "+cause)
+	for _, a := range storeAnswers {
+		if class == a.class {
+			return flusserr.New(a.code, pre+a.text+unknown+": "+cause)
+		}
 	}
 	return flusserr.New(flusserr.UnknownServerError, pre+unknown+": "+cause)
 }
