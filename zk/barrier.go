@@ -62,6 +62,12 @@ func (c *Client) barrierRole(ctx context.Context) (uint64, serverRole) {
 	if role != roleUnknown {
 		return n, role
 	}
+	// One question per connection: barriers arriving meanwhile wait for it.
+	c.asking.Lock()
+	defer c.asking.Unlock()
+	if n, role = c.connection(); role != roleUnknown {
+		return n, role
+	}
 	addr := c.conn.Server()
 	mode, err := c.askMode(ctx, addr)
 	role = roleFollower
@@ -98,13 +104,7 @@ func (c *Client) askMode(ctx context.Context, addr string) (string, error) {
 		_ = conn.SetDeadline(dl)
 	}
 	if c.cfg.TLS != nil {
-		cfg := c.cfg.TLS.Clone()
-		if cfg.ServerName == "" {
-			if host, _, err := net.SplitHostPort(addr); err == nil {
-				cfg.ServerName = host
-			}
-		}
-		tc := tls.Client(conn, cfg)
+		tc := tls.Client(conn, tlsFor(c.cfg.TLS, addr))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return "", err
 		}
@@ -158,21 +158,21 @@ func (c *Client) barrier(ctx context.Context, full string) error {
 // writeBarrier sends the write that changes nothing: a multi of one check
 // of the client's root (which exists once the client runs) at any version.
 func (c *Client) writeBarrier(ctx context.Context) error {
-	full := c.FullPath("/")
-	if c.root == "" {
-		full = "/"
+	full := "/"
+	if c.root != "" {
+		full = c.root
 	}
-	_, err := call(ctx, c, "sync", full, func() (struct{}, error) {
-		res, err := c.conn.Multi(&gozk.CheckVersionRequest{Path: full, Version: -1})
-		return struct{}{}, multiError(res, err)
-	})
-	if errors.Is(err, ErrNoNode) {
-		// The root is not made yet: nothing under it to be current about
-		// but the parents, which a sync of "/" covers as a check of "/".
-		_, err = call(ctx, c, "sync", "/", func() (struct{}, error) {
-			res, err := c.conn.Multi(&gozk.CheckVersionRequest{Path: "/", Version: -1})
+	var err error
+	for _, path := range []string{full, "/"} {
+		_, err = call(ctx, c, "sync", path, func() (struct{}, error) {
+			res, err := c.conn.Multi(&gozk.CheckVersionRequest{Path: path, Version: -1})
 			return struct{}{}, multiError(res, err)
 		})
+		if !errors.Is(err, ErrNoNode) {
+			break
+		}
+		// The root is not made yet: a check of "/" orders the barrier as
+		// well, and under the root there is nothing to be current about.
 	}
 	return err
 }

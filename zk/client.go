@@ -123,6 +123,7 @@ type Client struct {
 	// both under mu.
 	connNum uint64
 	role    serverRole
+	asking  sync.Mutex // held while a connection's server is asked its role
 }
 
 // Connect opens a client and waits until it has a session, bounded by ctx

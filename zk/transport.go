@@ -40,15 +40,7 @@ func (t *transport) dial(network, addr string, timeout time.Duration) (net.Conn,
 	}
 	conn := raw
 	if t.tls != nil {
-		cfg := t.tls.Clone()
-		if cfg.ServerName == "" {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				host = addr
-			}
-			cfg.ServerName = host
-		}
-		tc := tls.Client(raw, cfg)
+		tc := tls.Client(raw, tlsFor(t.tls, addr))
 		hctx, hcancel := context.WithTimeout(t.ctx, t.timeout)
 		err := tc.HandshakeContext(hctx)
 		hcancel()
@@ -59,6 +51,20 @@ func (t *transport) dial(network, addr string, timeout time.Duration) (net.Conn,
 		conn = tc
 	}
 	return &authConn{Conn: conn, t: t, server: addr}, nil
+}
+
+// tlsFor is cfg for a connection to addr: its server name defaults to
+// addr's host.
+func tlsFor(cfg *tls.Config, addr string) *tls.Config {
+	cfg = cfg.Clone()
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg.ServerName = host
+	}
+	return cfg
 }
 
 // tlsError returns err, as an *AuthError reported to t.refused when it is
