@@ -4,7 +4,12 @@ package layout_test
 import (
 	"bufio"
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -107,5 +112,79 @@ func TestInternalHoldsTestKitsOnly(t *testing.T) {
 				t.Errorf("%s imports %s outside its tests", pkg, imp)
 			}
 		}
+	}
+}
+
+// TestFlussCodesMadeInOneFile: apierr/fluss.go is the one non-test file
+// that chooses a Fluss error code. Anywhere else a code may be read,
+// compared with NONE, passed on or decoded from bytes, but naming one of
+// package flusserr's code constants, or converting a number written in
+// the code to a Code, is choosing one.
+func TestFlussCodesMadeInOneFile(t *testing.T) {
+	fset := token.NewFileSet()
+	codes := map[string]bool{}
+	pkgs, err := parser.ParseDir(fset, "flusserr", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if vs, ok := n.(*ast.ValueSpec); ok {
+					if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Code" {
+						for _, name := range vs.Names {
+							codes[name.Name] = true
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(codes) < 10 {
+		t.Fatalf("found only %d code constants in flusserr: the test no longer reads them", len(codes))
+	}
+	delete(codes, "None")
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == "flusserr" || strings.HasPrefix(d.Name(), ".") && path != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("apierr", "fluss.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := n.X.(*ast.Ident); ok && x.Name == "flusserr" && codes[n.Sel.Name] {
+					t.Errorf("%s: names the code flusserr.%s; make it a class in apierr and map it in apierr/fluss.go", fset.Position(n.Pos()), n.Sel.Name)
+				}
+			case *ast.CallExpr:
+				sel, ok := n.Fun.(*ast.SelectorExpr)
+				if !ok || len(n.Args) != 1 {
+					break
+				}
+				x, ok := sel.X.(*ast.Ident)
+				if _, lit := n.Args[0].(*ast.BasicLit); ok && lit && x.Name == "flusserr" && sel.Sel.Name == "Code" {
+					t.Errorf("%s: converts a number to a Fluss code; map it in apierr/fluss.go", fset.Position(n.Pos()))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -10,7 +10,10 @@
 // layers around it name their refusals the same way: authentication
 // (ErrNotAuthenticated, ErrProtocolMismatch), authorization
 // (ErrNotAuthorized, ErrUnknownTable) and proxy mode (ErrUpstreamGone,
-// ErrProxyFailed). Asked
+// ErrProxyFailed), and so does the protocol layer, package wire
+// (ErrMalformed, ErrUnreadableFrame, ErrNotServed, ErrServedElsewhere,
+// ErrVersionUnsupported). A control of the embedded test server answers
+// with a code its caller chose (ErrInjected). Asked
 // for a *flusserr.Error with errors.As or flusserr.From, an *Error answers
 // with its mapping, so every layer that hands errors to the wire gets the
 // same code and text. The package does no I/O.
@@ -64,6 +67,25 @@ var (
 	// ErrProxyFailed: proxy mode could not pass the coordinator's answer
 	// on (Detail says why). Fluss code -1.
 	ErrProxyFailed = errors.New("proxy failed")
+
+	// ErrMalformed: a frame or a request body whose bytes cannot be read
+	// as what they claim to be (Detail says where). Fluss code 3.
+	ErrMalformed = errors.New("malformed request")
+	// ErrUnreadableFrame: a frame that cannot be read at all, such as one
+	// whose length is negative or over the limit (Detail says how). Fluss
+	// code -1.
+	ErrUnreadableFrame = errors.New("unreadable frame")
+	// ErrNotServed: no server type serves api key APIKey (at APIVersion).
+	// Fluss code 2.
+	ErrNotServed = errors.New("api key not served")
+	// ErrServedElsewhere: another server type serves the key (Detail names
+	// the key and where it is served). Fluss code 2.
+	ErrServedElsewhere = errors.New("api key served elsewhere")
+	// ErrVersionUnsupported: API is served, but not at APIVersion (the
+	// range served is MinVersion to MaxVersion). Fluss code 2.
+	ErrVersionUnsupported = errors.New("api version not supported")
+	// ErrInjected: a test server was told to answer with Code and Detail.
+	ErrInjected = errors.New("injected failure")
 )
 
 // Error is a failure of one registry operation.
@@ -97,6 +119,15 @@ type Error struct {
 	TableID     int64
 	BucketID    int32
 	MaxBucketID int32
+	// API (as Fluss prints it, with its key), APIKey and APIVersion name
+	// what a request asked for; MinVersion and MaxVersion are the range
+	// served (ErrNotServed, ErrVersionUnsupported).
+	API                    string
+	APIKey                 int32
+	APIVersion             int16
+	MinVersion, MaxVersion int16
+	// Code is the code an ErrInjected failure answers with.
+	Code flusserr.Code
 	// Err is the cause, or nil.
 	Err error
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
-// This file is the one place where the registry path's failures become
-// Fluss error codes and messages. Store failures map by storeerr class:
+// This file is the one place where failures become Fluss error codes:
+// the registry path's, the protocol layer's and the test servers'. Store failures map by storeerr class:
 //   - ErrTimeout (or a request that ran out of time) becomes
 //     REQUEST_TIME_OUT (25), retriable; the message says whether the
 //     outcome is unknown;
@@ -30,7 +30,12 @@ import (
 // -1, ErrBucketOutOfRange 49, ErrSnapshotTooLarge 13 (refused before
 // anything is written), ErrSnapshotBroken -1, ErrKeptChanging 26. Around
 // it: ErrNotAuthenticated and ErrProtocolMismatch 46, ErrNotAuthorized 48,
-// ErrUnknownTable 21, ErrUpstreamGone 1, ErrProxyFailed -1.
+// ErrUnknownTable 21, ErrUpstreamGone 1, ErrProxyFailed -1. The protocol
+// layer: ErrMalformed 3 (CORRUPT_MESSAGE), ErrUnreadableFrame -1,
+// ErrNotServed, ErrServedElsewhere and ErrVersionUnsupported 2
+// (UNSUPPORTED_VERSION). ErrInjected: the code it carries. Any other error
+// that reaches a client (a handler's failure, a panic) is
+// UNKNOWN_SERVER_ERROR with its text (Of).
 
 // prefix is the coordinator's opening of a failed operation's message.
 func prefix(op, producerID string) string {
@@ -55,6 +60,24 @@ func Answer(op, producerID string, err error) *flusserr.Error {
 		return fe
 	}
 	return (&Error{Op: op, ProducerID: producerID, Err: err}).Fluss()
+}
+
+// Of returns the Fluss API error that answers err, when no operation claims
+// it: an *Error answers for itself (Fluss), a *flusserr.Error passes
+// through unless its code is NONE (not an answer), anything else is
+// UNKNOWN_SERVER_ERROR with err's text. Nil for a nil err.
+func Of(err error) *flusserr.Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Fluss()
+	}
+	if fe, ok := flusserr.From(err); ok && fe.Code != flusserr.None {
+		return fe
+	}
+	return flusserr.New(flusserr.UnknownServerError, err.Error())
 }
 
 // Fluss returns the Fluss API error, code and message, that answers e; nil
@@ -100,6 +123,20 @@ func (e *Error) Fluss() *flusserr.Error {
 		return flusserr.New(flusserr.NetworkException, e.Detail)
 	case ErrProxyFailed:
 		return flusserr.New(flusserr.UnknownServerError, e.Detail)
+	case ErrMalformed:
+		return flusserr.New(flusserr.CorruptMessage, e.Detail)
+	case ErrUnreadableFrame:
+		return flusserr.New(flusserr.UnknownServerError, e.Detail)
+	case ErrNotServed:
+		return flusserr.Newf(flusserr.UnsupportedVersion, "The server does not support api key %d version %d; the key is not served.",
+			e.APIKey, e.APIVersion)
+	case ErrServedElsewhere:
+		return flusserr.New(flusserr.UnsupportedVersion, e.Detail)
+	case ErrVersionUnsupported:
+		return flusserr.Newf(flusserr.UnsupportedVersion, "The server does not support %s version %d; supported range is [%d,%d].",
+			e.API, e.APIVersion, e.MinVersion, e.MaxVersion)
+	case ErrInjected:
+		return flusserr.New(e.Code, e.Detail)
 	}
 	return storeFailure(pre, e.Err)
 }

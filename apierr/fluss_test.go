@@ -84,6 +84,20 @@ func TestAnswers(t *testing.T) {
 			1, "the coordinator connection closed"},
 		{"proxy failed", &apierr.Error{Class: apierr.ErrProxyFailed, Detail: "The proxy could not rewrite the coordinator's GET_METADATA answer: short"},
 			-1, "The proxy could not rewrite the coordinator's GET_METADATA answer: short"},
+		{"malformed", &apierr.Error{Class: apierr.ErrMalformed, Detail: "invalid frame: payload of 3 bytes is shorter than its header"},
+			3, "invalid frame: payload of 3 bytes is shorter than its header"},
+		{"unreadable frame", &apierr.Error{Class: apierr.ErrUnreadableFrame, Detail: "invalid frame: negative length -2"},
+			-1, "invalid frame: negative length -2"},
+		{"not served", &apierr.Error{Class: apierr.ErrNotServed, APIKey: 1055, APIVersion: 0},
+			2, "The server does not support api key 1055 version 0; the key is not served."},
+		{"served elsewhere", &apierr.Error{Class: apierr.ErrServedElsewhere,
+			Detail: "The server does not support PRODUCE_LOG(1014) version 0: it is served by a tablet server."},
+			2, "The server does not support PRODUCE_LOG(1014) version 0: it is served by a tablet server."},
+		{"version unsupported", &apierr.Error{Class: apierr.ErrVersionUnsupported, API: "GET_PRODUCER_OFFSETS(1054)",
+			APIVersion: 3, MinVersion: 0, MaxVersion: 0},
+			2, "The server does not support GET_PRODUCER_OFFSETS(1054) version 3; supported range is [0,0]."},
+		{"injected", &apierr.Error{Class: apierr.ErrInjected, Code: flusserr.NotCoordinatorLeader, Detail: "told to"},
+			flusserr.NotCoordinatorLeader, "told to"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,6 +109,9 @@ func TestAnswers(t *testing.T) {
 			wrapped := fmt.Errorf("handler: %w", c.err)
 			if got := apierr.Answer("other", "q", wrapped); *got != *fe {
 				t.Errorf("Answer: %v, want %v", got, fe)
+			}
+			if got := apierr.Of(wrapped); *got != *fe {
+				t.Errorf("Of: %v, want %v", got, fe)
 			}
 			if got, ok := flusserr.From(wrapped); !ok || *got != *fe {
 				t.Errorf("flusserr.From: %v, %v; want %v", got, ok, fe)
@@ -118,6 +135,24 @@ func TestAnswerOfOtherErrors(t *testing.T) {
 		" (the outcome is unknown: the operation may have been applied; retry to learn it): lost (outcome unknown)"
 	if got.Code != flusserr.StorageException || got.Message != want {
 		t.Errorf("store failure: %d %q, want 26 %q", got.Code, got.Message, want)
+	}
+}
+
+// TestOf: what no operation claims. An API error passes through unless its
+// code is NONE, which is no answer; anything else, such as a handler's
+// failure or a panic, is UNKNOWN_SERVER_ERROR with its text.
+func TestOf(t *testing.T) {
+	veto := flusserr.New(flusserr.AuthorizationException, "no")
+	if got := apierr.Of(fmt.Errorf("check: %w", veto)); got != veto {
+		t.Errorf("API error: %v, want it unchanged", got)
+	}
+	for _, err := range []error{flusserr.New(flusserr.None, "not an error"), errors.New("not an error")} {
+		if got := apierr.Of(err); got.Code != flusserr.UnknownServerError || got.Message != err.Error() {
+			t.Errorf("Of(%#v) = %d %q, want -1 %q", err, got.Code, got.Message, err.Error())
+		}
+	}
+	if got := apierr.Of(nil); got != nil {
+		t.Errorf("Of(nil) = %v, want nil", got)
 	}
 }
 

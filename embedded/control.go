@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -44,7 +45,7 @@ const (
 // or Drop.
 type Action struct {
 	kind    actionKind
-	err     *flusserr.Error
+	err     error
 	release <-chan struct{}
 	delay   time.Duration
 	keep    bool
@@ -58,7 +59,7 @@ func Pass() Action { return Action{kind: actPass} }
 // Fail answers the request with an ERROR response carrying code and
 // message without running it.
 func Fail(code flusserr.Code, message string) Action {
-	return Action{kind: actFail, err: flusserr.New(code, message)}
+	return Action{kind: actFail, err: &apierr.Error{Class: apierr.ErrInjected, Code: code, Detail: message}}
 }
 
 // Stall holds the request until release is closed, then serves it as

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
@@ -326,11 +327,8 @@ func (c *Client) readLoop() {
 			return
 		}
 		if r.Type == ResponseServerFailure {
-			sf := &ServerFailureError{Code: flusserr.UnknownServerError, Message: "undecodable ErrorResponse"}
-			if fe, ok := flusserr.From(r.Err()); ok {
-				sf.Code, sf.Message = fe.Code, fe.Message
-			}
-			c.fail(sf)
+			a := apierr.Of(r.Err())
+			c.fail(&ServerFailureError{Code: a.Code, Message: a.Message})
 			return
 		}
 		c.mu.Lock()

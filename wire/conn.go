@@ -347,8 +347,9 @@ func (c *serverConn) serveFrame() (bool, error) {
 	}
 	var fe *FrameError
 	if errors.As(err, &fe) {
-		c.logger().Warn("unreadable frame; closing connection", "code", fe.Code().Name(), "error_code", int32(fe.Code()), "error", fe)
-		c.send(AppendServerFailure(nil, fe.Code(), fe.Error()))
+		a := fe.Answer()
+		c.logger().Warn("unreadable frame; closing connection", "code", a.Code.Name(), "error_code", int32(a.Code), "error", fe)
+		c.send(AppendServerFailure(nil, a.Code, a.Message))
 		c.w.flush()
 		c.closeConn()
 	}

@@ -8,11 +8,12 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 )
 
 // DecodeBody decodes a request body of api at version into req. A body that
-// does not decode gives a CORRUPT_MESSAGE *flusserr.Error whose message
+// does not decode gives an apierr.ErrMalformed failure (CORRUPT_MESSAGE to
+// a client) whose message
 // names the Fluss message and the field in plain words, e.g. "Failed to
 // decode GetProducerOffsetsRequest of GET_PRODUCER_OFFSETS(1054) version 0:
 // required field producer_id is missing".
@@ -21,8 +22,8 @@ func DecodeBody(api API, version int16, body []byte, req proto.Message) error {
 	if problem == "" {
 		return nil
 	}
-	return flusserr.New(flusserr.CorruptMessage, fmt.Sprintf("Failed to decode %s of %v version %d: %s",
-		req.ProtoReflect().Descriptor().Name(), api, version, problem))
+	return &apierr.Error{Class: apierr.ErrMalformed, Detail: fmt.Sprintf("Failed to decode %s of %v version %d: %s",
+		req.ProtoReflect().Descriptor().Name(), api, version, problem)}
 }
 
 // decodeRequest decodes body into req. On failure it returns a message for

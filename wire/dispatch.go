@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
 
@@ -147,8 +148,7 @@ func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int6
 func (c *serverConn) panicFrame(what string, h RequestHeader, r any) []byte {
 	c.logger().Error(what+" panicked", "api_key", h.APIKey, "request_id", h.RequestID,
 		"error", fmt.Sprint(r), "stack", string(debug.Stack()))
-	return AppendError(nil, h.RequestID, flusserr.UnknownServerError,
-		truncate(fmt.Sprintf("internal server error: panic: %v", r)))
+	return c.errorFrame(h, fmt.Errorf("internal server error: panic: %v", r))
 }
 
 // maxScratch: a Quick answer larger than this is noted to the budget as a
@@ -306,7 +306,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			// debug level only (see finish): one busy client would
 			// otherwise fill the log.
 			tr.api, tr.elsewhere = h.APIKey.Name(), true
-			return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion, msg)
+			return c.errorFrame(h, &apierr.Error{Class: apierr.ErrServedElsewhere, Detail: msg})
 		}
 		if cfg.Forward.Call != nil {
 			r, err := cfg.Forward.Call(c.ctx, c.sess, h, body)
@@ -323,14 +323,12 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			return appendResponse(nil, r.Type, h.RequestID, r.Body)
 		}
 		c.logger().Debug("unsupported api key", "api_key", h.APIKey, "request_id", h.RequestID)
-		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
-			fmt.Sprintf("The server does not support api key %d version %d; the key is not served.", h.APIKey, h.APIVersion))
+		return c.errorFrame(h, &apierr.Error{Class: apierr.ErrNotServed, APIKey: int32(h.APIKey), APIVersion: h.APIVersion})
 	}
 	if h.APIVersion < api.MinVersion || h.APIVersion > api.MaxVersion {
 		c.logger().Debug("unsupported api version", "api_key", h.APIKey, "request_id", h.RequestID, "api_version", h.APIVersion)
-		return AppendError(nil, h.RequestID, flusserr.UnsupportedVersion,
-			fmt.Sprintf("The server does not support %v version %d; supported range is [%d,%d].",
-				api, h.APIVersion, api.MinVersion, api.MaxVersion))
+		return c.errorFrame(h, &apierr.Error{Class: apierr.ErrVersionUnsupported, API: api.String(),
+			APIVersion: h.APIVersion, MinVersion: api.MinVersion, MaxVersion: api.MaxVersion})
 	}
 	hc := &handlerCtx{Context: c.ctx, arrival: tr.start}
 	r := &Request{Version: h.APIVersion, Body: body}
@@ -371,12 +369,11 @@ func (c *serverConn) successFrame(h RequestHeader, api API, resp proto.Message) 
 	return endFrame(frame, off)
 }
 
-// errorFrame maps err to an ERROR frame: a *flusserr.Error keeps its code
-// and message; anything else is UNKNOWN_SERVER_ERROR with the error text.
+// errorFrame maps err to an ERROR frame with the code and message apierr.Of
+// gives it (a *flusserr.Error keeps its own; anything unclassified is
+// UNKNOWN_SERVER_ERROR with its text, cut as every message is).
 func (c *serverConn) errorFrame(h RequestHeader, err error) []byte {
 	// The request's log line (see finish) carries the code and message.
-	if fe, ok := flusserr.From(err); ok && fe.Code != flusserr.None {
-		return AppendError(nil, h.RequestID, fe.Code, fe.Message)
-	}
-	return AppendError(nil, h.RequestID, flusserr.UnknownServerError, truncate(err.Error()))
+	a := apierr.Of(err)
+	return AppendError(nil, h.RequestID, a.Code, a.Message)
 }

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
@@ -126,13 +127,15 @@ func (e *FrameError) Error() string {
 	return msg
 }
 
-// Code is the Fluss error code a server reports for this frame error in its
-// SERVER_FAILURE.
-func (e *FrameError) Code() flusserr.Code {
+// Answer is the Fluss error a server reports for this frame error in its
+// SERVER_FAILURE: a frame too short for its header or of an unknown
+// response type is malformed, any other cannot be read at all.
+func (e *FrameError) Answer() *flusserr.Error {
+	class := apierr.ErrUnreadableFrame
 	if e.Kind == FrameTooShort || e.Kind == FrameBadResponseType {
-		return flusserr.CorruptMessage
+		class = apierr.ErrMalformed
 	}
-	return flusserr.UnknownServerError
+	return (&apierr.Error{Class: class, Detail: e.Error()}).Fluss()
 }
 
 // sniff names the protocol that a 4-byte length field really looks like.

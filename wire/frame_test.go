@@ -167,8 +167,8 @@ func TestReadFrame(t *testing.T) {
 				if !strings.Contains(err.Error(), tt.wantMsg) {
 					t.Fatalf("err = %q, want it to contain %q", err, tt.wantMsg)
 				}
-				if fe.Code() != flusserr.UnknownServerError {
-					t.Fatalf("code = %d", fe.Code())
+				if a := fe.Answer(); a.Code != flusserr.UnknownServerError || a.Message != err.Error() {
+					t.Fatalf("answer = %d %q, want UNKNOWN_SERVER_ERROR with the error's text", a.Code, a.Message)
 				}
 			default:
 				if err != nil {
@@ -234,7 +234,7 @@ func TestParseRequest(t *testing.T) {
 			h, body, err := ParseRequest(tt.payload)
 			if tt.wantErr {
 				var fe *FrameError
-				if !errors.As(err, &fe) || fe.Kind != FrameTooShort || fe.Code() != flusserr.CorruptMessage {
+				if !errors.As(err, &fe) || fe.Kind != FrameTooShort || fe.Answer().Code != flusserr.CorruptMessage {
 					t.Fatalf("err = %v, want FrameTooShort", err)
 				}
 				return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 )
 
@@ -137,13 +138,14 @@ func (c *serverConn) finishUntracked(tr reqTrace) {
 
 // logUntracked logs the error answer of a request that was not traced.
 func (c *serverConn) logUntracked(requestID int32, frame []byte) {
-	d := RequestDone{Header: RequestHeader{RequestID: requestID}, Code: flusserr.UnknownServerError, Outcome: c.outcome()}
+	d := RequestDone{Header: RequestHeader{RequestID: requestID}, Outcome: c.outcome()}
 	const hdr = lengthFieldSize + responseHeaderSize
+	var body []byte
 	if len(frame) >= hdr {
-		if fe, ok := flusserr.From(DecodeError(frame[hdr:])); ok {
-			d.Code, d.Message = fe.Code, fe.Message
-		}
+		body = frame[hdr:]
 	}
+	a := apierr.Of(DecodeError(body))
+	d.Code, d.Message = a.Code, a.Message
 	c.logRequest(d)
 }
 
@@ -155,10 +157,8 @@ func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed boo
 		Duration: time.Since(tr.start), Subject: tr.subject, SubjectKey: tr.subjectKey, Outcome: c.outcome(), Elsewhere: tr.elsewhere,
 	}
 	if t != ResponseSuccess {
-		d.Code = flusserr.UnknownServerError
-		if fe, ok := flusserr.From(DecodeError(body)); ok {
-			d.Code, d.Message = fe.Code, fe.Message
-		}
+		a := apierr.Of(DecodeError(body))
+		d.Code, d.Message = a.Code, a.Message
 	}
 	c.logRequest(d)
 	if o := c.srv.cfg.Observer; o != nil {

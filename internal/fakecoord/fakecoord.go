@@ -36,6 +36,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -344,7 +345,8 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 		}
 		if f.ServerFailure {
 			if nc := c.conn(s); nc != nil {
-				nc.Write(wire.AppendServerFailure(nil, flusserr.UnknownServerError, "fakecoord: injected server failure"))
+				a := apierr.Of(errors.New("fakecoord: injected server failure"))
+				nc.Write(wire.AppendServerFailure(nil, a.Code, a.Message))
 				nc.Close()
 			}
 			return errDropped
@@ -360,8 +362,7 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 		}
 	}
 	if len(c.cfg.Users) > 0 && h.APIKey != messages.KeyAPIVersions && h.APIKey != messages.KeyAuthenticate && !s.Authenticated() {
-		return flusserr.New(flusserr.AuthenticateException,
-			"The connection has not completed authentication yet.")
+		return &apierr.Error{Class: apierr.ErrNotAuthenticated, Detail: "The connection has not completed authentication yet."}
 	}
 	return nil
 }
@@ -455,23 +456,22 @@ func (c *Coordinator) Metadata() *messages.MetadataResponse {
 func (c *Coordinator) authenticate(_ context.Context, s *wire.Session, req *wire.Request) (proto.Message, error) {
 	r := req.Msg.(*messages.AuthenticateRequest)
 	if len(c.cfg.Users) == 0 {
-		return nil, flusserr.New(flusserr.AuthenticateException,
-			"Authenticate protocol not match: protocol of server is 'PLAINTEXT' while protocol of client is '"+r.GetProtocol()+"'")
+		return nil, &apierr.Error{Class: apierr.ErrProtocolMismatch, ServerProtocol: "PLAINTEXT", ClientProtocol: r.GetProtocol()}
 	}
 	if r.GetProtocol() != "PLAIN" {
-		return nil, flusserr.New(flusserr.AuthenticateException,
-			"SASL server enables [PLAIN] while protocol of client is '"+r.GetProtocol()+"'")
+		return nil, &apierr.Error{Class: apierr.ErrNotAuthenticated,
+			Detail: "SASL server enables [PLAIN] while protocol of client is '" + r.GetProtocol() + "'"}
 	}
 	if s.Authenticated() {
 		return &messages.AuthenticateResponse{}, nil
 	}
 	tok, err := authz.ParsePlainToken(r.GetToken())
 	if err != nil {
-		return nil, flusserr.New(flusserr.AuthenticateException, err.Error())
+		return nil, &apierr.Error{Class: apierr.ErrNotAuthenticated, Detail: err.Error()}
 	}
 	want, ok := c.cfg.Users[tok.User]
 	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(tok.Password)) != 1 {
-		return nil, flusserr.New(flusserr.AuthenticateException, "Authentication failed: Invalid username or password")
+		return nil, &apierr.Error{Class: apierr.ErrNotAuthenticated, Detail: "Authentication failed: Invalid username or password"}
 	}
 	s.SetIdentity(tok.User, true)
 	return &messages.AuthenticateResponse{Challenge: []byte{}}, nil
@@ -485,6 +485,5 @@ func (c *Coordinator) echo(_ context.Context, _ *wire.Session, h wire.RequestHea
 	case messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo:
 		return wire.Response{Type: wire.ResponseSuccess, Body: body}, nil
 	}
-	return wire.Response{}, flusserr.New(flusserr.UnsupportedVersion,
-		"fakecoord does not serve api key "+strconv.Itoa(int(h.APIKey)))
+	return wire.Response{}, &apierr.Error{Class: apierr.ErrNotServed, APIKey: int32(h.APIKey), APIVersion: h.APIVersion}
 }
