@@ -148,6 +148,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		SequentialGets: s.ReadConsistency == ReadSequential,
 		Snapshots:      snapshots,
 		Files:          fstore,
+		FastPaths:      storage.FastPathsOf(snapshots, fstore),
 		DefaultTTL:     s.ProducerOffsetsTTL,
 		// A write outlives its request until its outcome is settled, for at
 		// most one session timeout: by then ZooKeeper has either applied

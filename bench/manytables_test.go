@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -44,8 +45,10 @@ func BenchmarkGetManyTablesS3(b *testing.B) {
 	}
 	defer files.Close()
 	registry := func(concurrency int) *producer.Registry {
+		snaps := zkstore.New(zc)
 		r, err := producer.New(producer.Config{
-			Snapshots: zkstore.New(zc), Files: files, FileConcurrency: concurrency,
+			Snapshots: snaps, Files: files, FileConcurrency: concurrency,
+			FastPaths: storage.FastPathsOf(snaps, files),
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/faultstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
@@ -28,7 +29,7 @@ func newFaultEnv(t *testing.T) *faultEnv {
 	mem := memstore.New(memstore.Options{Now: clock.Now})
 	fault := faultstore.New(mem, mem)
 	reg, err := producer.New(producer.Config{
-		Snapshots: fault, Files: fault,
+		Snapshots: fault, Files: fault, FastPaths: storage.FastPathsOf(fault, fault),
 		Now: clock.Now, SettleTimeout: 5 * time.Second,
 	})
 	if err != nil {

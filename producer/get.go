@@ -31,12 +31,11 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 			found bool
 			err   error
 		)
-		lr, linear := r.snapshots.(storage.LinearReads)
 		switch {
 		case synced:
 			s, inc, found, err = r.snapshots.GetSnapshot(ctx, id)
-		case linear:
-			s, inc, found, err = lr.GetSnapshotLinear(ctx, id, func(ctx context.Context) error { return r.current(ctx, since) })
+		case r.fast.Linear != nil:
+			s, inc, found, err = r.fast.Linear.GetSnapshotLinear(ctx, id, func(ctx context.Context) error { return r.current(ctx, since) })
 			synced = true
 		default:
 			if err := r.current(ctx, since); err != nil {
@@ -90,9 +89,8 @@ func (r *Registry) Get(ctx context.Context, producerID *string) (Snapshot, bool,
 // storage.CachedSnapshots): the answer for a producer id is the same as long as
 // CachedToken returns the same token, since offsets files never change.
 func (r *Registry) GetCached(producerID string, tables []offsets.TableOffsets) (snap Snapshot, token uint64, found, ok bool) {
-	cs, ok1 := r.snapshots.(storage.CachedSnapshots)
-	cf, ok2 := r.files.(storage.CachedFiles)
-	if !ok1 || !ok2 || ValidateID(&producerID) != nil {
+	cs, cf := r.fast.Cached, r.fast.Files
+	if cs == nil || cf == nil || ValidateID(&producerID) != nil {
 		return Snapshot{}, 0, false, false
 	}
 	s, token, found, ok := cs.CachedSnapshot(producerID)
@@ -115,11 +113,10 @@ func (r *Registry) GetCached(producerID string, tables []offsets.TableOffsets) (
 // kept what it derived from a GetCached answer under that answer's token
 // may use it again while CachedToken returns the same token.
 func (r *Registry) CachedToken(producerID string) (token uint64, found, ok bool) {
-	cs, isCached := r.snapshots.(storage.CachedSnapshots)
-	if !isCached || ValidateID(&producerID) != nil {
+	if r.fast.Cached == nil || ValidateID(&producerID) != nil {
 		return 0, false, false
 	}
-	_, token, found, ok = cs.CachedSnapshot(producerID)
+	_, token, found, ok = r.fast.Cached.CachedSnapshot(producerID)
 	return token, found, ok
 }
 
@@ -129,7 +126,7 @@ func (r *Registry) CachedToken(producerID string) (token uint64, found, ok bool)
 // keep the order of refs.
 func (r *Registry) readFiles(ctx context.Context, refs []offsets.FileRef) (tables []offsets.TableOffsets, missing string, err error) {
 	tables = make([]offsets.TableOffsets, len(refs))
-	if cached, ok := r.files.(storage.CachedFiles); ok {
+	if cached := r.fast.Files; cached != nil {
 		// The common case of a recovery GET storm: every file in memory.
 		// Reading them inline spares a goroutine and a context per file.
 		all := true

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 )
 
@@ -30,6 +31,7 @@ func TestStaleAbsenceHintCostsOnlyARetry(t *testing.T) {
 	reg, err := producer.New(producer.Config{
 		Snapshots: hinted,
 		Files:     e.files,
+		FastPaths: storage.FastPathsOf(hinted, e.files),
 		Now:       e.clock.Now,
 	})
 	if err != nil {

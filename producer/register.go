@@ -7,7 +7,6 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
-	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
@@ -164,10 +163,9 @@ func (r *Registry) register(caller, bg context.Context, id string, tables []offs
 	return 0, r.keptChanging("register", id)
 }
 
-// knownAbsent asks the snapshot store's AbsenceHints, if it has them.
+// knownAbsent asks the snapshot store's AbsenceHints, if it was given them.
 func (r *Registry) knownAbsent(id string) bool {
-	h, ok := r.snapshots.(storage.AbsenceHints)
-	return ok && h.KnownAbsent(id)
+	return r.fast.Absence != nil && r.fast.Absence.KnownAbsent(id)
 }
 
 // writeFiles writes one file per table, in the order of tables (a

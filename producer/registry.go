@@ -48,6 +48,13 @@ type Snapshot struct {
 type Config struct {
 	Snapshots storage.SnapshotStore
 	Files     storage.FileStore
+	// FastPaths are the ways the registry may read Snapshots and Files
+	// other than through their plain methods: a read that carries its own
+	// sync (Linear), the znode states, absences and offsets files held in
+	// memory (Cached, Absence, Files). They must read the same stores (an
+	// assembly passes storage.FastPathsOf(Snapshots, Files)); a nil field
+	// is a path not taken, and the zero value reads the stores every time.
+	FastPaths storage.FastPaths
 	// DefaultTTL is coordinator.producer-offsets.ttl (Fluss default 24h).
 	DefaultTTL time.Duration
 	// FileConcurrency bounds the offsets files one operation reads or
@@ -83,6 +90,7 @@ const DefaultSettleTimeout = 60 * time.Second
 type Registry struct {
 	snapshots     storage.SnapshotStore
 	files         storage.FileStore
+	fast          storage.FastPaths
 	defaultTTL    time.Duration
 	settleTimeout time.Duration
 	now           func() time.Time
@@ -126,7 +134,7 @@ func New(cfg Config) (*Registry, error) {
 		}
 	}
 	return &Registry{
-		snapshots: cfg.Snapshots, files: cfg.Files,
+		snapshots: cfg.Snapshots, files: cfg.Files, fast: cfg.FastPaths,
 		defaultTTL: cfg.DefaultTTL, settleTimeout: cfg.SettleTimeout, now: cfg.Now,
 		log: cfg.Logger.Named("producer"), fileConcurrency: cfg.FileConcurrency,
 		reads: cfg.Reads, linearGets: !cfg.SequentialGets,
@@ -169,7 +177,7 @@ func (r *Registry) ReadWait(producerID string) *readindex.Round {
 	if !r.linearGets {
 		return nil
 	}
-	if _, linear := r.snapshots.(storage.LinearReads); linear && !r.holds(producerID) {
+	if r.fast.Linear != nil && !r.holds(producerID) {
 		return readindex.Settled(ErrNotHeld)
 	}
 	return r.reads.Next()
@@ -178,8 +186,7 @@ func (r *Registry) ReadWait(producerID string) *readindex.Round {
 // holds reports whether the snapshot store's memory holds the producer's
 // znode state.
 func (r *Registry) holds(id string) bool {
-	cs, ok := r.snapshots.(storage.CachedSnapshots)
-	return ok && cs.HoldsSnapshot(id)
+	return r.fast.Cached != nil && r.fast.Cached.HoldsSnapshot(id)
 }
 
 // Syncs returns the number of shared syncs sent so far (tests watch it;

@@ -19,6 +19,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -95,6 +96,7 @@ func (e *env) newRegistry(t *testing.T) *producer.Registry {
 	reg, err := producer.New(producer.Config{
 		Snapshots: e.store,
 		Files:     e.files,
+		FastPaths: storage.FastPathsOf(e.store, e.files),
 		Now:       e.clock.Now,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
@@ -58,6 +59,7 @@ func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 	t.Cleanup(cache.Close)
 	reg, err := producer.New(producer.Config{
 		Snapshots: cache.Snapshots(), Files: cache.Files(),
+		FastPaths:     storage.FastPathsOf(cache.Snapshots(), cache.Files()),
 		SettleTimeout: 20 * time.Second,
 	})
 	if err != nil {

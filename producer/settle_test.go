@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/faultstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
@@ -30,7 +31,7 @@ func TestUnknownCreateChangedMeanwhileStaysUnknown(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newFaultEnv(t)
-			other, err := producer.New(producer.Config{Snapshots: e.mem, Files: e.mem, Now: e.clock.Now, SettleTimeout: 5 * time.Second})
+			other, err := producer.New(producer.Config{Snapshots: e.mem, Files: e.mem, FastPaths: storage.FastPathsOf(e.mem, e.mem), Now: e.clock.Now, SettleTimeout: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

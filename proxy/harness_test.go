@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -96,9 +97,11 @@ func newRealLocal(t *testing.T, advertised config.Listener) *realLocal {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.Close() })
+	snaps := zkstore.New(zc)
 	reg, err := producer.New(producer.Config{
-		Snapshots: zkstore.New(zc),
+		Snapshots: snaps,
 		Files:     files,
+		FastPaths: storage.FastPathsOf(snaps, files),
 	})
 	if err != nil {
 		t.Fatal(err)

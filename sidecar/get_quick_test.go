@@ -22,6 +22,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -226,7 +227,7 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 	for _, authorize := range []bool{false, true} {
 		t.Run(fmt.Sprintf("authorization=%v", authorize), func(t *testing.T) {
 			store := &cachedMem{Store: memstore.New(memstore.Options{})}
-			reg, err := producer.New(producer.Config{Snapshots: store, Files: store})
+			reg, err := producer.New(producer.Config{Snapshots: store, Files: store, FastPaths: storage.FastPathsOf(store, store)})
 			if err != nil {
 				t.Fatal(err)
 			}

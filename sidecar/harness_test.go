@@ -96,9 +96,11 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 	t.Cleanup(func() { files.Close() })
 	ts.zc, ts.files = zc, files
 	ts.gated = &gatedFiles{FileStore: files, id: o.gateID, entered: make(chan struct{}, 16), gate: make(chan struct{})}
+	snaps := zkstore.New(zc)
 	ts.registry, err = producer.New(producer.Config{
-		Snapshots: zkstore.New(zc),
+		Snapshots: snaps,
 		Files:     ts.gated,
+		FastPaths: storage.FastPathsOf(snaps, ts.gated),
 		Now:       func() time.Time { return testClock },
 	})
 	if err != nil {

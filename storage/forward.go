@@ -1,8 +1,9 @@
 package storage
 
 // A store that wraps another must offer the optional interfaces its inner
-// store offers, and no others: the registry takes a faster path when a
-// store offers one, and a wrapper that hid it would lose that path. The
+// store offers, and no others: the assembly gives the registry the paths
+// the outermost store offers (FastPathsOf), and a wrapper that hid one
+// would lose that path. The
 // wrappers build their plain methods and their versions of the optional
 // ones, and these functions put them together into one value that offers
 // exactly the optional interfaces given.
@@ -22,6 +23,24 @@ func SnapshotExtrasOf(s SnapshotStore) SnapshotExtras {
 	x.Cached, _ = s.(CachedSnapshots)
 	x.Absence, _ = s.(AbsenceHints)
 	return x
+}
+
+// FastPaths are the optional interfaces of a pair of stores, the ways the
+// registry may read without a store's plain methods: a nil field is one
+// not offered. The registry takes them as given (producer.Config) and never
+// asks a store's type for them, so that a test or an assembly says which
+// paths it means to run.
+type FastPaths struct {
+	SnapshotExtras
+	Files CachedFiles
+}
+
+// FastPathsOf returns the optional interfaces snapshots and files offer:
+// what an assembly gives the registry for the stores it built.
+func FastPathsOf(snapshots SnapshotStore, files FileStore) FastPaths {
+	p := FastPaths{SnapshotExtras: SnapshotExtrasOf(snapshots)}
+	p.Files, _ = files.(CachedFiles)
+	return p
 }
 
 // WithSnapshotExtras returns base with the optional interfaces of x: the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 )
@@ -121,11 +122,11 @@ func TestRegisterSurvivesOtherSidecarsCleanup(t *testing.T) {
 	sleeps := 0
 	fa, fb, dir := twoSidecars(t, &sleeps)
 	snaps := memstore.New(memstore.Options{}) // the ZooKeeper both share
-	ra, err := producer.New(producer.Config{Snapshots: snaps, Files: fa})
+	ra, err := producer.New(producer.Config{Snapshots: snaps, Files: fa, FastPaths: storage.FastPathsOf(snaps, fa)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := producer.New(producer.Config{Snapshots: snaps, Files: fb})
+	rb, err := producer.New(producer.Config{Snapshots: snaps, Files: fb, FastPaths: storage.FastPathsOf(snaps, fb)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,6 +122,7 @@ func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Con
 	t.Cleanup(cache.Close)
 	reg, err := producer.New(producer.Config{
 		Snapshots: cache.Snapshots(), Files: cache.Files(),
+		FastPaths: storage.FastPathsOf(cache.Snapshots(), cache.Files()),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +246,29 @@ func TestGetServedFromMemoryUntilAnotherClientWrites(t *testing.T) {
 // TestOwnWritesVisibleAtOnce: register, replace (expired snapshot) and
 // delete through the registry are seen by the next get without waiting for
 // any notification.
+// TestFastPathsAreGivenNotDiscovered: the registry answers from the
+// cache's memory only through the fast paths its config names; over the
+// same cache without them it takes the plain path, and answers the same.
+func TestFastPathsAreGivenNotDiscovered(t *testing.T) {
+	f := newFixture(t, zkAddr, nil, nil)
+	f.register(t, "p1", 7)
+	f.get(t, "p1")
+	if _, _, found, ok := f.registry.GetCached("p1", nil); !ok || !found {
+		t.Fatalf("with the fast paths: GetCached ok=%v found=%v, want an answer from memory", ok, found)
+	}
+	plain, err := producer.New(producer.Config{Snapshots: f.cache.Snapshots(), Files: f.cache.Files()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, ok := plain.GetCached("p1", nil); ok {
+		t.Fatal("without fast paths: GetCached answered from the cache's memory")
+	}
+	id := "p1"
+	if s, found, err := plain.Get(zktest.Context(t), &id); err != nil || !found || s.Tables[0].Buckets[0].LogEndOffset != 7 {
+		t.Fatalf("plain get: %+v found=%v err=%v, want offset 7", s, found, err)
+	}
+}
+
 func TestOwnWritesVisibleAtOnce(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
 	const id = "own"
@@ -295,7 +319,8 @@ func TestSecondSidecarWriteVisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cb.Close)
-	rb, err := producer.New(producer.Config{Snapshots: cb.Snapshots(), Files: cb.Files()})
+	rb, err := producer.New(producer.Config{Snapshots: cb.Snapshots(), Files: cb.Files(),
+		FastPaths: storage.FastPathsOf(cb.Snapshots(), cb.Files())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,8 @@ func (f *fixture) sibling(t *testing.T, mod func(*Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	reg, err := producer.New(producer.Config{Snapshots: c.Snapshots(), Files: c.Files()})
+	reg, err := producer.New(producer.Config{Snapshots: c.Snapshots(), Files: c.Files(),
+		FastPaths: storage.FastPathsOf(c.Snapshots(), c.Files())})
 	if err != nil {
 		t.Fatal(err)
 	}
