@@ -90,6 +90,10 @@ type Round struct {
 	done chan struct{}
 	sent time.Time // written before the sync is sent, read after done
 	err  error     // written before done is closed
+
+	mu    sync.Mutex
+	over  bool     // done is closed; guarded by mu
+	after []func() // AfterDone's functions not yet run; guarded by mu
 }
 
 // Done is closed once the round's sync has returned.
@@ -99,12 +103,41 @@ func (r *Round) Done() <-chan struct{} { return r.done }
 // closed.
 func (r *Round) Err() error { return r.err }
 
+// AfterDone runs fn once Done is closed: on the goroutine that closes it,
+// or at once on the caller's if it already is. It spares a waiter that
+// would only wake to act on the outcome a goroutine and its wake-up (the
+// wire server answers a round's parked GETs this way). fn must not block.
+func (r *Round) AfterDone(fn func()) {
+	r.mu.Lock()
+	if !r.over {
+		r.after = append(r.after, fn)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	fn()
+}
+
+// settle records err, closes done and runs AfterDone's functions.
+func (r *Round) settle(err error) {
+	r.err = err
+	r.mu.Lock()
+	close(r.done)
+	r.over = true
+	after := r.after
+	r.after = nil
+	r.mu.Unlock()
+	for _, fn := range after {
+		fn()
+	}
+}
+
 // Settled returns a round that is already over with err, for a caller
 // that must hand out a Round but knows the outcome (a read that will not
 // wait for a shared sync).
 func Settled(err error) *Round {
-	r := &Round{done: make(chan struct{}), err: err}
-	close(r.done)
+	r := &Round{done: make(chan struct{})}
+	r.settle(err)
 	return r
 }
 
@@ -144,7 +177,6 @@ func (b *Barrier) run(r *Round) {
 	err := b.sync(ctx)
 	cancel()
 	b.mu.Lock()
-	r.err = err
 	if err == nil && r.sent.After(b.lastOK) {
 		b.lastOK = r.sent
 	}
@@ -153,7 +185,7 @@ func (b *Barrier) run(r *Round) {
 		b.sendLocked()
 	}
 	b.mu.Unlock()
-	close(r.done)
+	r.settle(err)
 }
 
 // Wait returns once a sync sent after since has succeeded: at once if one

@@ -254,3 +254,52 @@ func TestSyncsInFlightAreBounded(t *testing.T) {
 		t.Fatalf("%d syncs, want 3", n)
 	}
 }
+
+// TestAfterDoneRunsOnceTheRoundSettled: a function given before the sync
+// returns runs once, after Done is closed and with Err set; one given after
+// runs at once. A Settled round is over from the start.
+func TestAfterDoneRunsOnceTheRoundSettled(t *testing.T) {
+	g := newGatedSync()
+	b := newBarrier(t, g)
+	r := b.Next()
+	failed := errors.New("sync failed")
+	ran := make(chan error, 2)
+	check := func() {
+		select {
+		case <-r.Done():
+			ran <- r.Err()
+		default:
+			ran <- errors.New("ran before Done was closed")
+		}
+	}
+	r.AfterDone(check)
+	select {
+	case err := <-ran:
+		t.Fatalf("ran before the sync returned: %v", err)
+	default:
+	}
+	g.release(t, failed)
+	if err := <-ran; err != failed {
+		t.Fatalf("first function saw %v, want the round's error", err)
+	}
+	r.AfterDone(check)
+	select {
+	case err := <-ran:
+		if err != failed {
+			t.Fatalf("second function saw %v", err)
+		}
+	default:
+		t.Fatal("a function given after the round settled did not run at once")
+	}
+	select {
+	case err := <-ran:
+		t.Fatalf("a function ran twice: %v", err)
+	default:
+	}
+	s := Settled(failed)
+	done := false
+	s.AfterDone(func() { done = s.Err() == failed })
+	if !done {
+		t.Fatal("a Settled round did not run its function at once with its error")
+	}
+}

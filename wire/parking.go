@@ -36,15 +36,13 @@ func newParkLot() *parkLot {
 	return &parkLot{rounds: make(map[Waiter][]*parked)}
 }
 
-// park adds p to its Waiter's round, starting the round's goroutine if p
-// is its first request.
+// park adds p to its Waiter's round. For the round's first request it
+// arranges the round's answering: by the Waiter's AfterDone when it has
+// one, else by a goroutine that waits for Done.
 func (l *parkLot) park(p *parked) {
 	c := p.c
 	l.mu.Lock()
 	round, ok := l.rounds[p.w]
-	if !ok {
-		go l.await(p.w)
-	}
 	l.rounds[p.w] = append(round, p)
 	c.parked = append(c.parked, p)
 	l.mu.Unlock()
@@ -53,11 +51,26 @@ func (l *parkLot) park(p *parked) {
 	if c.ctx.Err() != nil {
 		l.withdraw(c)
 	}
+	if ok {
+		return
+	}
+	// Outside l.mu: AfterDone runs settled at once if w already settled.
+	if ad, has := p.w.(AfterDoner); has {
+		w := p.w
+		ad.AfterDone(func() { l.settled(w) })
+		return
+	}
+	go l.await(p.w)
 }
 
 // await answers the requests of w's round once w has settled.
 func (l *parkLot) await(w Waiter) {
 	<-w.Done()
+	l.settled(w)
+}
+
+// settled answers the requests of w's round, which has settled.
+func (l *parkLot) settled(w Waiter) {
 	l.mu.Lock()
 	round := l.rounds[w]
 	delete(l.rounds, w)

@@ -143,9 +143,7 @@ func (c *Client) barrier(ctx context.Context, full string) error {
 	if role == roleLeader {
 		err = c.writeBarrier(ctx)
 	} else {
-		_, err = call(ctx, c, "sync", full, func() (string, error) {
-			return c.conn.Sync(full)
-		})
+		err = c.queueSync(ctx, full)
 	}
 	if err == nil {
 		if now, _ := c.connection(); now != n {
@@ -153,6 +151,33 @@ func (c *Client) barrier(ctx context.Context, full string) error {
 		}
 	}
 	return err
+}
+
+// queueSync sends a sync of full and waits for its reply, ctx or the
+// client's end. It queues the request itself (gozkQueueRequest) rather
+// than call the exported Sync on a goroutine of its own, as call does for
+// every other operation: a barrier is sent once per shared round of reads,
+// and the goroutine and its two hand-offs were a measurable part of a
+// round's cost. The reply channel holds one reply, so a caller that stops
+// waiting leaves nothing blocked.
+func (c *Client) queueSync(ctx context.Context, full string) error {
+	if err := ctx.Err(); err != nil {
+		return classify("sync", full, fmt.Errorf("%w: %w", errNotSent, err))
+	}
+	select {
+	case <-c.done:
+		return classify("sync", full, fmt.Errorf("%w: %w", errNotSent, errClientClosed))
+	default:
+	}
+	reply := gozkQueueRequest(c.conn, opSync, &syncRecord{Path: full}, &syncRecord{}, nil)
+	select {
+	case r := <-reply:
+		return classify("sync", full, r.err)
+	case <-ctx.Done():
+		return classify("sync", full, ctx.Err())
+	case <-c.done:
+		return classify("sync", full, errClientClosed)
+	}
 }
 
 // writeBarrier sends the write that changes nothing: a multi of one check

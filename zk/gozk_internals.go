@@ -34,7 +34,9 @@ import (
 // request on the connection and returns the channel its reply arrives on,
 // without waiting, so two calls from one goroutine reach the server in that
 // order. SyncGet uses it to pipeline a sync and a getData in one round trip,
-// which the public API cannot do (every exported call waits for its reply).
+// which the public API cannot do (every exported call waits for its reply);
+// the read barrier (queueSync, barrier.go) uses it to wait for a sync's
+// reply without a goroutine of its own.
 //
 // The declaration is the method's own signature with the receiver as first
 // parameter, which is how Go passes it. Two of its types are go-zookeeper's
