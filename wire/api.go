@@ -156,7 +156,7 @@ func (a API) String() string {
 // Mux is the registry of served APIs. It is built once and read-only after
 // construction, so one Mux may back several servers.
 type Mux struct {
-	byKey  map[messages.Key]API
+	byKey  map[messages.Key]*API // each its own copy, never changed: requests point at it
 	sorted []API
 	// elsewhere holds keys this server does not serve because another
 	// server type does, with what to tell a client that sends one here
@@ -168,7 +168,7 @@ type Mux struct {
 // missing NewRequest or Handle, or MinVersion > MaxVersion: those are
 // programming errors that should fail at start-up.
 func NewMux(apis ...API) *Mux {
-	m := &Mux{byKey: make(map[messages.Key]API, len(apis))}
+	m := &Mux{byKey: make(map[messages.Key]*API, len(apis))}
 	for _, a := range apis {
 		if _, dup := m.byKey[a.Key]; dup {
 			panic(fmt.Sprintf("wire: duplicate API key %d", a.Key))
@@ -185,7 +185,7 @@ func NewMux(apis ...API) *Mux {
 		if a.MinVersion > a.MaxVersion || a.MinVersion < 0 {
 			panic(fmt.Sprintf("wire: %v has invalid version range [%d,%d]", a, a.MinVersion, a.MaxVersion))
 		}
-		m.byKey[a.Key] = a
+		m.byKey[a.Key] = &a
 		m.sorted = append(m.sorted, a)
 	}
 	sort.Slice(m.sorted, func(i, j int) bool { return m.sorted[i].Key < m.sorted[j].Key })
@@ -219,7 +219,7 @@ func (m *Mux) WithElsewhere(keys []messages.Key, where string) *Mux {
 	}
 	for _, k := range keys {
 		if _, served := out.byKey[k]; served {
-			panic(fmt.Sprintf("wire: %v is served here and cannot be elsewhere", out.byKey[k]))
+			panic(fmt.Sprintf("wire: %v is served here and cannot be elsewhere", *out.byKey[k]))
 		}
 		out.elsewhere[k] = where
 	}
@@ -243,6 +243,19 @@ func (m *Mux) Elsewhere(key messages.Key, version int16) (message string, ok boo
 func (m *Mux) Lookup(key messages.Key) (API, bool) {
 	if m == nil {
 		return API{}, false
+	}
+	if a, ok := m.byKey[key]; ok {
+		return *a, true
+	}
+	return API{}, false
+}
+
+// find is Lookup without the copy: the server's per-request path points at
+// the registry's own API (a copy it took the address of would be an
+// allocation per request).
+func (m *Mux) find(key messages.Key) (*API, bool) {
+	if m == nil {
+		return nil, false
 	}
 	a, ok := m.byKey[key]
 	return a, ok

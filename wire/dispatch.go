@@ -20,8 +20,8 @@ import (
 // body lives in the read buffer (see readRequest): it is copied before
 // anything keeps it.
 func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge int64) bool {
-	api, local := c.srv.cfg.Mux.Lookup(h.APIKey)
-	tr := c.begin(h, requestHeaderSize+len(body), &api, local)
+	api, local := c.srv.cfg.Mux.find(h.APIKey)
+	tr := c.begin(h, requestHeaderSize+len(body), api, local)
 	gated := false
 	if local && api.Quick.Answer != nil && h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
 		// Answered here and now, a Quick request takes no in-flight slot:
@@ -29,7 +29,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 		var frame []byte
 		var subject string
 		var wait Waiter
-		frame, subject, gated, wait = c.quick(&api, h, body)
+		frame, subject, gated, wait = c.quick(api, h, body)
 		if wait != nil {
 			if !c.acquireSlot() {
 				c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
@@ -38,7 +38,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 			if borrowed {
 				body = bytes.Clone(body)
 			}
-			c.srv.lot.park(&parked{c: c, api: &api, h: h, body: body, charge: charge, tr: tr, w: wait})
+			c.srv.lot.park(&parked{c: c, api: api, h: h, body: body, charge: charge, tr: tr, w: wait})
 			return true
 		}
 		if frame != nil {
@@ -210,8 +210,10 @@ func (c *serverConn) answerParked(p *parked) {
 		return
 	}
 	if p.w.Err() == nil {
-		frame, subject, ok := c.quickAfter(p.api, p.h, p.body)
+		buf := getBuf() // as quick's: send copies the frame, and it goes back
+		frame, subject, ok := c.quickAfter(p.api, p.h, p.body, buf)
 		if ok {
+			defer putBuf(frame)
 			defer c.done()
 			p.tr.subject = flusserr.Echo(subject)
 			c.srv.cfg.Budget.Release(p.charge)
@@ -220,6 +222,7 @@ func (c *serverConn) answerParked(p *parked) {
 			c.send(frame)
 			return
 		}
+		putBuf(buf)
 	}
 	go c.serve(p.h, p.body, true, p.charge, p.tr)
 }
@@ -232,14 +235,14 @@ func (c *serverConn) abandonParked(p *parked) {
 	c.finishFrame(p.tr, c.errorFrame(p.h, c.ctx.Err()))
 }
 
-// quickAfter is quickFrame with a fresh buffer, recovering a panic.
-func (c *serverConn) quickAfter(api *API, h RequestHeader, body []byte) (frame []byte, subject string, ok bool) {
+// quickAfter is quickFrame recovering a panic.
+func (c *serverConn) quickAfter(api *API, h RequestHeader, body, buf []byte) (frame []byte, subject string, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			frame, ok = c.panicFrame("handler", h, r), true
 		}
 	}()
-	return c.quickFrame(api, h, body, nil)
+	return c.quickFrame(api, h, body, buf)
 }
 
 // offer runs the Gate and Forward.Try on the reader goroutine. It returns a

@@ -24,7 +24,8 @@ type readWaiter struct {
 	nc    net.Conn
 	rc    syscall.RawConn
 	fn    func(fd uintptr) bool
-	chunk []byte // bytes the last wait read and Read has not served (pooled)
+	chunk []byte  // bytes the last wait read and Read has not served (pooled)
+	held  *[]byte // the pooled buffer chunk is in, given back once served
 	off   int
 	// nowOnly: Read returns what the socket holds without waiting, or
 	// errNothingHeld (the drain, see drainHeld).
@@ -73,7 +74,7 @@ func (w *readWaiter) readFD(fd uintptr) bool {
 			continue
 		}
 		if n > 0 {
-			w.chunk, w.off = (*p)[:n], 0
+			w.chunk, w.off, w.held = (*p)[:n], 0, p
 			return true
 		}
 		chunkPool.Put(p)
@@ -87,9 +88,10 @@ func (w *readWaiter) Read(b []byte) (int, error) {
 		n := copy(b, w.chunk[w.off:])
 		w.off += n
 		if w.off == len(w.chunk) {
-			c := w.chunk[:cap(w.chunk)]
-			chunkPool.Put(&c)
-			w.chunk, w.off = nil, 0
+			// The pointer the pool gave is given back: a new one would be
+			// an allocation per read.
+			chunkPool.Put(w.held)
+			w.chunk, w.off, w.held = nil, 0, nil
 		}
 		return n, nil
 	}
