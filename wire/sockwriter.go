@@ -37,14 +37,21 @@ type sockWriter struct {
 const maxPooled = 64 << 10
 
 // bufPool holds empty queue buffers (*[]byte) shared by every socket.
-var bufPool sync.Pool
+// Buffers travel as plain slices, so each put needs a *[]byte to carry
+// one: holders keeps the ones getBuf emptied, so that a put takes one
+// instead of allocating it.
+var bufPool, holders sync.Pool
 
 // getBuf returns an empty buffer from the pool, or nil.
 func getBuf() []byte {
-	if p, ok := bufPool.Get().(*[]byte); ok {
-		return (*p)[:0]
+	p, ok := bufPool.Get().(*[]byte)
+	if !ok {
+		return nil
 	}
-	return nil
+	b := (*p)[:0]
+	*p = nil
+	holders.Put(p)
+	return b
 }
 
 // putBuf gives b back to the pool unless it is too large to keep.
@@ -52,8 +59,12 @@ func putBuf(b []byte) {
 	if c := cap(b); c == 0 || c > maxPooled {
 		return
 	}
-	b = b[:0]
-	bufPool.Put(&b)
+	p, _ := holders.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	*p = b[:0]
+	bufPool.Put(p)
 }
 
 func newSockWriter(nc net.Conn, timeout time.Duration, onFail func(error)) *sockWriter {
