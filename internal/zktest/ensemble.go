@@ -23,8 +23,19 @@ type Ensemble struct {
 
 // StartEnsemble starts n servers (QuorumPeerMain, one config each, every
 // port on 127.0.0.1) in a fresh temporary directory and waits until each
-// accepts a session, which needs a quorum.
+// accepts a session, which needs a quorum. A port picked for a member can be
+// taken before the member binds it; the whole ensemble is then started again
+// on fresh ports, a few times.
 func StartEnsemble(ctx context.Context, n int) (*Ensemble, error) {
+	for attempt := 1; ; attempt++ {
+		e, err := startEnsembleOnce(ctx, n)
+		if err == nil || attempt == startAttempts || !bindFailed(err.Error()) || ctx.Err() != nil {
+			return e, err
+		}
+	}
+}
+
+func startEnsembleOnce(ctx context.Context, n int) (*Ensemble, error) {
 	dir, err := os.MkdirTemp("", "zktest-ensemble-")
 	if err != nil {
 		return nil, err

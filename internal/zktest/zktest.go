@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -217,22 +218,39 @@ func StartConfig(ctx context.Context, cfg ServerConfig) (*Server, error) {
 
 func startServer(ctx context.Context, cfg ServerConfig, ownsDir bool) (*Server, error) {
 	cfg.withDefaults()
-	if cfg.Port == 0 {
+	if cfg.NoPlainPort && cfg.Probe == nil {
+		return nil, errors.New("zktest: a server without a plain port needs a Probe")
+	}
+	pickPort, pickSecure := cfg.Port == 0, cfg.Secure && cfg.SecurePort == 0
+	for attempt := 1; ; attempt++ {
+		s, err := startOnce(ctx, cfg, ownsDir, pickPort, pickSecure)
+		// A port we picked can be taken before the server binds it: pick
+		// again, a few times, when that is what the log says.
+		if err == nil || !(pickPort || pickSecure) || attempt == startAttempts || !bindFailed(err.Error()) || ctx.Err() != nil {
+			return s, err
+		}
+		_ = os.Remove(cfg.LogPath())
+	}
+}
+
+// startAttempts bounds how often a server whose picked port was taken
+// before it bound it is started again on fresh ports.
+const startAttempts = 3
+
+func startOnce(ctx context.Context, cfg ServerConfig, ownsDir, pickPort, pickSecure bool) (*Server, error) {
+	if pickPort {
 		p, err := FreePort(cfg.Bind)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Port = p
 	}
-	if cfg.Secure && cfg.SecurePort == 0 {
+	if pickSecure {
 		p, err := FreePort(cfg.Bind)
 		if err != nil {
 			return nil, err
 		}
 		cfg.SecurePort = p
-	}
-	if cfg.NoPlainPort && cfg.Probe == nil {
-		return nil, errors.New("zktest: a server without a plain port needs a Probe")
 	}
 	if _, err := WriteConfig(cfg); err != nil {
 		return nil, err
@@ -242,6 +260,8 @@ func startServer(ctx context.Context, cfg ServerConfig, ownsDir bool) (*Server, 
 		s.SecureAddr = net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.SecurePort))
 	}
 	if err := s.start(ctx); err != nil {
+		// Close would remove a directory the server owns; a retry needs it.
+		s.ownsDir = false
 		s.Close()
 		return nil, err
 	}
@@ -382,11 +402,23 @@ func (s *Server) Close() {
 	}
 }
 
-// FreePort returns a TCP port that was free on host a moment ago, found by
-// binding host:0.
+// FreePort returns a TCP port that was free on host a moment ago. It
+// prefers a port below the kernel's ephemeral range: a port from that range
+// (what binding host:0 gives) can be taken as the source port of any
+// outgoing connection before the server binds it, and the members of an
+// ensemble open such connections to each other while they start.
 func FreePort(host string) (int, error) {
 	if host == "" {
 		host = "127.0.0.1"
+	}
+	lo := ephemeralLow()
+	for range 64 {
+		port := freePortFloor + mrand.IntN(lo-freePortFloor)
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err == nil {
+			_ = l.Close()
+			return port, nil
+		}
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
@@ -394,6 +426,36 @@ func FreePort(host string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freePortFloor is the lowest port FreePort picks at random: above the
+// registered ports most services on a developer machine listen on.
+const freePortFloor = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range), 32768 where it cannot be read
+// or leaves no room above freePortFloor.
+func ephemeralLow() int {
+	const fallback = 32768
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return fallback
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return fallback
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil || lo <= freePortFloor+1000 {
+		return fallback
+	}
+	return lo
+}
+
+// bindFailed reports whether a server's start failed because a port it was
+// given was taken by the time it bound it.
+func bindFailed(log string) bool {
+	return strings.Contains(log, "BindException") || strings.Contains(log, "Address already in use")
 }
 
 // waitReady waits until a go-zookeeper client gets a session from addr and

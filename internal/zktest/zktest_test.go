@@ -145,3 +145,34 @@ func TestUniqueRoot(t *testing.T) {
 		t.Fatalf("%q %q", a, b)
 	}
 }
+
+// A picked port lies below the ephemeral range, where no outgoing
+// connection's source port can take it before the server binds it.
+func TestFreePortAvoidsTheEphemeralRange(t *testing.T) {
+	lo := ephemeralLow()
+	for range 50 {
+		p, err := FreePort("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p < freePortFloor || p >= lo {
+			t.Fatalf("FreePort = %d, want in [%d, %d)", p, freePortFloor, lo)
+		}
+	}
+}
+
+func TestBindFailedReadsZooKeepersLog(t *testing.T) {
+	for _, tc := range []struct {
+		log  string
+		want bool
+	}{
+		{"ERROR ... java.net.BindException: Address already in use", true},
+		{"java.net.BindException: Cannot assign requested address", true},
+		{"zktest: ZooKeeper exited during startup", false},
+		{"", false},
+	} {
+		if got := bindFailed(tc.log); got != tc.want {
+			t.Errorf("bindFailed(%q) = %v, want %v", tc.log, got, tc.want)
+		}
+	}
+}
