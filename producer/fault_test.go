@@ -28,8 +28,11 @@ func newFaultEnv(t *testing.T) *faultEnv {
 	clock := &fakeClock{now: time.UnixMilli(1735538268000)}
 	mem := memstore.New(memstore.Options{Now: clock.Now})
 	fault := faultstore.New(mem, mem)
+	// Behind the portable layer, as the assembly puts every backend: memstore
+	// leaves ended contexts and names to it.
+	snaps, files := storage.CheckedSnapshots(fault), storage.CheckedFiles(fault)
 	reg, err := producer.New(producer.Config{
-		Snapshots: fault, Files: fault, FastPaths: storage.FastPathsOf(fault, fault),
+		Snapshots: snaps, Files: files, FastPaths: storage.FastPathsOf(snaps, files),
 		Now: clock.Now, SettleTimeout: 5 * time.Second,
 	})
 	if err != nil {

@@ -227,7 +227,8 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 	for _, authorize := range []bool{false, true} {
 		t.Run(fmt.Sprintf("authorization=%v", authorize), func(t *testing.T) {
 			store := &cachedMem{Store: memstore.New(memstore.Options{})}
-			reg, err := producer.New(producer.Config{Snapshots: store, Files: store, FastPaths: storage.FastPathsOf(store, store)})
+			snaps, files := storage.CheckedSnapshots(store), storage.CheckedFilesAndOrphans(store)
+			reg, err := producer.New(producer.Config{Snapshots: snaps, Files: files, FastPaths: storage.FastPathsOf(snaps, files)})
 			if err != nil {
 				t.Fatal(err)
 			}
