@@ -14,6 +14,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
@@ -370,12 +371,12 @@ func TestConcurrentGetsShareOneRead(t *testing.T) {
 	}
 	ctx := zktest.Context(t)
 	waitEntered(ctx, t, f.store)
-	for f.cache.Stats().Shared < readers-1 {
-		if ctx.Err() != nil {
-			t.Fatalf("readers never joined: %+v", f.cache.Stats())
+	eventually.Nil(t, "the readers joining the read in flight", func() error {
+		if st := f.cache.Stats(); st.Shared < readers-1 {
+			return fmt.Errorf("not all joined: %+v", st)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	close(f.store.gate)
 	wg.Wait()
 	close(results)
@@ -507,12 +508,12 @@ func TestSessionExpiryDropsCache(t *testing.T) {
 	}
 	f.rawWrite(t, id, 2) // no notification can reach the cut-off client
 	cut.Restore()
-	for !f.cache.Stats().Watching || f.zc.SessionID() == session {
-		if ctx.Err() != nil {
-			t.Fatalf("no new session with the watch set: %+v", f.cache.Stats())
+	eventually.Nil(t, "a new session with the watch set", func() error {
+		if st := f.cache.Stats(); !st.Watching || f.zc.SessionID() == session {
+			return fmt.Errorf("not yet: %+v", st)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if got := f.get(t, id); got != 2 {
 		t.Fatalf("after expiry: %d, want 2", got)
 	}
@@ -535,28 +536,17 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 	cut := zktest.NewCutter(t, srv.Addr)
 	f := newFixture(t, cut.Addr(), nil, func(c *zk.Config) { c.SessionTimeout = 30 * time.Second })
 	f.raw = zktest.RawConn(t, srv.Addr)
-	ctx := zktest.Context(t)
 	const id = "rc"
 	f.register(t, id, 1)
 	f.get(t, id)
 	session := f.zc.SessionID()
 	drops := f.cache.Stats().Drops
 	cut.Cut()
-	for f.cache.Stats().Drops == drops {
-		if ctx.Err() != nil {
-			t.Fatal("disconnection not seen")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "the cache seeing the disconnection", func() bool { return f.cache.Stats().Drops != drops })
 	f.rawWrite(t, id, 2)
 	f.rawWrite(t, "rc-new", 1) // created while cut off: only a new listing knows it
 	cut.Restore()
-	for !f.cache.Stats().Watching {
-		if ctx.Err() != nil {
-			t.Fatal("watch not set again")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "the watch set again", func() bool { return f.cache.Stats().Watching })
 	if f.zc.SessionID() != session {
 		t.Logf("session changed (the server expired it); the test still holds")
 	}

@@ -2,9 +2,11 @@ package snapcache
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
@@ -15,13 +17,12 @@ import (
 // by the test's context: not a timing assertion).
 func waitIndexed(t *testing.T, c *Cache) {
 	t.Helper()
-	ctx := zktest.Context(t)
-	for c.Stats().IndexedIDs < 0 {
-		if ctx.Err() != nil {
-			t.Fatalf("never indexed: %+v", c.Stats())
+	eventually.Nil(t, "the index of producer ids", func() error {
+		if s := c.Stats(); s.IndexedIDs < 0 {
+			return fmt.Errorf("not indexed yet: %+v", s)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func hints(c *Cache) storage.AbsenceHints { return c.Snapshots().(storage.AbsenceHints) }
@@ -93,18 +94,15 @@ func TestIndexListsWhatIsThere(t *testing.T) {
 				t.Fatalf("x %v y %v z %v: want false false true", h.KnownAbsent("x"), h.KnownAbsent("y"), h.KnownAbsent("z"))
 			}
 		} else {
-			for {
+			eventually.Nil(t, "the index turned off", func() error {
 				c.mu.Lock()
 				state := c.index.state
 				c.mu.Unlock()
-				if state == indexOff {
-					break
+				if state != indexOff {
+					return fmt.Errorf("index state %v, want too large", state)
 				}
-				if ctx.Err() != nil {
-					t.Fatalf("index state %v, want too large", state)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				return nil
+			})
 			if hints(c).KnownAbsent("z") {
 				t.Fatal("known absent without an index")
 			}

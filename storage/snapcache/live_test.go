@@ -11,6 +11,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
@@ -357,13 +358,12 @@ func TestLostWatchDropsFiles(t *testing.T) {
 // context: not a timing assertion).
 func waitWatching(t *testing.T, c *Cache) {
 	t.Helper()
-	ctx := zktest.Context(t)
-	for !c.Stats().Watching {
-		if ctx.Err() != nil {
-			t.Fatalf("watch never set: %+v", c.Stats())
+	eventually.Nil(t, "the cache's watch", func() error {
+		if s := c.Stats(); !s.Watching {
+			return fmt.Errorf("watch not set yet: %+v", s)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // rawExpired stores, through the other client, a one-table snapshot that
