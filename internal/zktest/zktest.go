@@ -414,6 +414,9 @@ func FreePort(host string) (int, error) {
 	lo := ephemeralLow()
 	for range 64 {
 		port := freePortFloor + mrand.IntN(lo-freePortFloor)
+		if !handedOut.claim(port) {
+			continue // given to another caller of this process, maybe not bound yet
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err == nil {
 			_ = l.Close()
@@ -429,8 +432,29 @@ func FreePort(host string) (int, error) {
 }
 
 // freePortFloor is the lowest port FreePort picks at random: above the
-// registered ports most services on a developer machine listen on.
-const freePortFloor = 20000
+// ports most services on a developer machine listen on.
+const freePortFloor = 10000
+
+// handedOut holds the ports FreePort has returned in this process, so that
+// it never returns one twice: tests running in parallel each get their own,
+// even before the first caller's server binds it.
+var handedOut = &portSet{ports: make(map[int]bool)}
+
+type portSet struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+// claim reports whether port was not handed out before, and marks it.
+func (s *portSet) claim(port int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports[port] {
+		return false
+	}
+	s.ports[port] = true
+	return true
+}
 
 // ephemeralLow is the first port of the kernel's ephemeral range
 // (/proc/sys/net/ipv4/ip_local_port_range), 32768 where it cannot be read

@@ -150,6 +150,7 @@ func TestUniqueRoot(t *testing.T) {
 // connection's source port can take it before the server binds it.
 func TestFreePortAvoidsTheEphemeralRange(t *testing.T) {
 	lo := ephemeralLow()
+	seen := make(map[int]bool)
 	for range 50 {
 		p, err := FreePort("127.0.0.1")
 		if err != nil {
@@ -158,6 +159,12 @@ func TestFreePortAvoidsTheEphemeralRange(t *testing.T) {
 		if p < freePortFloor || p >= lo {
 			t.Fatalf("FreePort = %d, want in [%d, %d)", p, freePortFloor, lo)
 		}
+		// A port is handed out once per process: two parallel tests never
+		// race each other for it.
+		if seen[p] {
+			t.Fatalf("FreePort returned %d twice", p)
+		}
+		seen[p] = true
 	}
 }
 
