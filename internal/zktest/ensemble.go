@@ -27,12 +27,7 @@ type Ensemble struct {
 // taken before the member binds it; the whole ensemble is then started again
 // on fresh ports, a few times.
 func StartEnsemble(ctx context.Context, n int) (*Ensemble, error) {
-	for attempt := 1; ; attempt++ {
-		e, err := startEnsembleOnce(ctx, n)
-		if err == nil || attempt == startAttempts || !bindFailed(err.Error()) || ctx.Err() != nil {
-			return e, err
-		}
-	}
+	return retryTakenPort(ctx, func() (*Ensemble, error) { return startEnsembleOnce(ctx, n) })
 }
 
 func startEnsembleOnce(ctx context.Context, n int) (*Ensemble, error) {

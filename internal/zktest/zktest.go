@@ -222,20 +222,35 @@ func startServer(ctx context.Context, cfg ServerConfig, ownsDir bool) (*Server, 
 		return nil, errors.New("zktest: a server without a plain port needs a Probe")
 	}
 	pickPort, pickSecure := cfg.Port == 0, cfg.Secure && cfg.SecurePort == 0
-	for attempt := 1; ; attempt++ {
-		s, err := startOnce(ctx, cfg, ownsDir, pickPort, pickSecure)
-		// A port we picked can be taken before the server binds it: pick
-		// again, a few times, when that is what the log says.
-		if err == nil || !(pickPort || pickSecure) || attempt == startAttempts || !bindFailed(err.Error()) || ctx.Err() != nil {
-			return s, err
-		}
-		_ = os.Remove(cfg.LogPath())
+	if !pickPort && !pickSecure {
+		return startOnce(ctx, cfg, ownsDir, false, false)
 	}
+	retry := false
+	return retryTakenPort(ctx, func() (*Server, error) {
+		// A failed attempt's log would name its BindException again.
+		if retry {
+			_ = os.Remove(cfg.LogPath())
+		}
+		retry = true
+		return startOnce(ctx, cfg, ownsDir, pickPort, pickSecure)
+	})
 }
 
-// startAttempts bounds how often a server whose picked port was taken
-// before it bound it is started again on fresh ports.
+// startAttempts bounds how often a server, or an ensemble, whose picked
+// port was taken before it bound it is started on fresh ports.
 const startAttempts = 3
+
+// retryTakenPort calls start, which picks its ports with FreePort, again
+// while it fails because such a port was taken before the server bound it
+// (its log says so), startAttempts times in all.
+func retryTakenPort[T any](ctx context.Context, start func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := start()
+		if err == nil || attempt == startAttempts || !bindFailed(err.Error()) || ctx.Err() != nil {
+			return v, err
+		}
+	}
+}
 
 func startOnce(ctx context.Context, cfg ServerConfig, ownsDir, pickPort, pickSecure bool) (*Server, error) {
 	if pickPort {

@@ -13,8 +13,8 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
-// waitIndexed waits until the cache has an index of producer ids (bounded
-// by the test's context: not a timing assertion).
+// waitIndexed waits until the cache has an index of producer ids (see
+// internal/eventually: not a timing assertion).
 func waitIndexed(t *testing.T, c *Cache) {
 	t.Helper()
 	eventually.Nil(t, "the index of producer ids", func() error {

@@ -354,8 +354,8 @@ func TestLostWatchDropsFiles(t *testing.T) {
 	}
 }
 
-// waitWatching waits until the cache's watch is set (bounded by the test's
-// context: not a timing assertion).
+// waitWatching waits until the cache's watch is set (see
+// internal/eventually: not a timing assertion).
 func waitWatching(t *testing.T, c *Cache) {
 	t.Helper()
 	eventually.Nil(t, "the cache's watch", func() error {
