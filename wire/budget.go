@@ -2,7 +2,9 @@ package wire
 
 import (
 	"context"
+	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultRequestBudget is the default server-wide budget for request bytes
@@ -26,17 +28,26 @@ const DefaultRequestBudget int64 = 256 << 20
 // is left. A frame larger than the whole budget reserves all of it.
 type Budget struct {
 	size int64
+	// used is the bytes reserved. Reserving and returning room are atomic
+	// operations on it: every request does both, on every connection, and
+	// a lock shared by all of them was a point where the cores met.
+	// waiting counts the reservations being queued or queued; only
+	// while it is above zero, or when a drain may be due, does Release
+	// take the lock.
+	used    atomic.Int64
+	waiting atomic.Int64
+	// bigFrom is the size from which a reservation or NoteLarge counts as
+	// large (SetOnDrained's threshold; none without it); bigSeen: one was
+	// made since onDrained last ran.
+	bigFrom atomic.Int64
+	bigSeen atomic.Bool
 
 	mu      sync.Mutex
-	used    int64
 	waiters map[*budgetWaiter]struct{}
-
 	// onDrained runs when the reservations fall to zero after one of at
-	// least drainedThreshold bytes; see SetOnDrained.
-	onDrained        func()
-	drainedThreshold int64
-	bigSeen          bool
-	drainedRunning   bool
+	// least bigFrom bytes; see SetOnDrained.
+	onDrained      func()
+	drainedRunning bool
 }
 
 // SetOnDrained makes f run, on a goroutine of its own and never twice at
@@ -48,22 +59,24 @@ type Budget struct {
 func (b *Budget) SetOnDrained(threshold int64, f func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.onDrained, b.drainedThreshold = f, threshold
+	b.onDrained = f
+	if f == nil {
+		threshold = math.MaxInt64
+	}
+	b.bigFrom.Store(threshold)
 }
 
 // NoteLarge records that a request used about n bytes besides its
 // reservation (a large response, say), so that SetOnDrained's function
 // runs once the reservations fall to zero, as after a large reservation.
 func (b *Budget) NoteLarge(n int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.noteLocked(n)
+	b.note(n)
 }
 
-// noteLocked records a reservation of n bytes.
-func (b *Budget) noteLocked(n int64) {
-	if b.onDrained != nil && n >= b.drainedThreshold {
-		b.bigSeen = true
+// note records a reservation (or other use) of n bytes.
+func (b *Budget) note(n int64) {
+	if n >= b.bigFrom.Load() && !b.bigSeen.Load() {
+		b.bigSeen.Store(true)
 	}
 }
 
@@ -77,18 +90,16 @@ func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		panic("wire: budget size must be positive")
 	}
-	return &Budget{size: size, waiters: map[*budgetWaiter]struct{}{}}
+	b := &Budget{size: size, waiters: map[*budgetWaiter]struct{}{}}
+	b.bigFrom.Store(math.MaxInt64)
+	return b
 }
 
 // Size is the budget's capacity in bytes.
 func (b *Budget) Size() int64 { return b.size }
 
 // InUse is the number of bytes reserved now.
-func (b *Budget) InUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
+func (b *Budget) InUse() int64 { return b.used.Load() }
 
 // Waiting is the number of reservations waiting for room.
 func (b *Budget) Waiting() int {
@@ -101,28 +112,39 @@ func (b *Budget) clamp(n int64) int64 {
 	return min(max(n, 0), b.size)
 }
 
+// take reserves n (clamped) bytes if they fit now.
+func (b *Budget) take(n int64) bool {
+	for {
+		u := b.used.Load()
+		if u+n > b.size {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			b.note(n)
+			return true
+		}
+	}
+}
+
 // TryAcquire reserves n bytes if they fit now and reports whether it did.
 // The caller releases the same n.
 func (b *Budget) TryAcquire(n int64) bool {
-	n = b.clamp(n)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.size {
-		return false
-	}
-	b.used += n
-	b.noteLocked(n)
-	return true
+	return b.take(b.clamp(n))
 }
 
 // Acquire reserves n bytes, waiting until they fit or ctx is done. The
 // caller releases the same n.
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	n = b.clamp(n)
+	if b.take(n) {
+		return nil
+	}
 	b.mu.Lock()
-	if b.used+n <= b.size {
-		b.used += n
-		b.noteLocked(n)
+	// Counted before trying again: a Release that returns room after
+	// this try sees the count and grants the waiter under the lock.
+	b.waiting.Add(1)
+	if b.take(n) {
+		b.waiting.Add(-1)
 		b.mu.Unlock()
 		return nil
 	}
@@ -136,6 +158,7 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 		b.mu.Lock()
 		if _, waiting := b.waiters[w]; waiting {
 			delete(b.waiters, w)
+			b.waiting.Add(-1)
 			b.mu.Unlock()
 			return ctx.Err()
 		}
@@ -153,22 +176,25 @@ func (b *Budget) Release(n int64) {
 	if n == 0 {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.used -= n
-	if b.used < 0 {
+	u := b.used.Add(-n)
+	if u < 0 {
 		panic("wire: budget released more than it reserved")
 	}
+	if b.waiting.Load() == 0 && (u != 0 || !b.bigSeen.Load()) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for w := range b.waiters {
-		if b.used+w.n <= b.size {
-			b.used += w.n
-			b.noteLocked(w.n)
+		if b.take(w.n) {
 			delete(b.waiters, w)
+			b.waiting.Add(-1)
 			close(w.ready)
 		}
 	}
-	if b.used == 0 && b.bigSeen && !b.drainedRunning {
-		b.bigSeen, b.drainedRunning = false, true
+	if b.used.Load() == 0 && b.bigSeen.Load() && !b.drainedRunning && b.onDrained != nil {
+		b.bigSeen.Store(false)
+		b.drainedRunning = true
 		f := b.onDrained
 		go func() {
 			for {
@@ -176,8 +202,8 @@ func (b *Budget) Release(n int64) {
 				b.mu.Lock()
 				// A drain after a large reservation while f ran: run again,
 				// or that drain would wait for the next release.
-				if b.used == 0 && b.bigSeen {
-					b.bigSeen = false
+				if b.used.Load() == 0 && b.bigSeen.Load() {
+					b.bigSeen.Store(false)
 					b.mu.Unlock()
 					continue
 				}
