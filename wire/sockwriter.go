@@ -100,6 +100,9 @@ func (w *sockWriter) put(start bool, parts [][]byte) error {
 		w.mu.Unlock()
 		return err
 	}
+	if start && !w.busy && len(w.buf) == 0 && len(parts) == 1 && w.raw != nil {
+		return w.writeNow(parts[0])
+	}
 	for _, p := range parts {
 		if w.buf == nil && len(p) > 0 {
 			w.buf = getBuf()
@@ -139,6 +142,36 @@ func (w *sockWriter) put(start bool, parts [][]byte) error {
 	w.drainWG.Add(1)
 	w.mu.Unlock()
 	go w.drain(b, n)
+	return nil
+}
+
+// writeNow writes b, the only unit to write, straight from the caller's
+// bytes instead of a copy in a queue buffer: the socket usually takes it
+// whole. What it does not take is copied and left to drain. The caller
+// holds w.mu, which writeNow releases.
+func (w *sockWriter) writeNow(b []byte) error {
+	w.busy = true
+	w.mu.Unlock()
+	n, err := w.raw.tryWrite(b)
+	if err != nil {
+		w.failWith(err)
+		return nil
+	}
+	w.mu.Lock()
+	if n == len(b) && len(w.buf) == 0 {
+		w.busy = false
+		w.idle.Broadcast()
+		w.mu.Unlock()
+		return nil
+	}
+	// The rest of b goes out first, then what was queued meanwhile.
+	rest := append(getBuf(), b[n:]...)
+	rest = append(rest, w.buf...)
+	putBuf(w.buf)
+	w.buf = nil
+	w.drainWG.Add(1)
+	w.mu.Unlock()
+	go w.drain(rest, 0)
 	return nil
 }
 
