@@ -156,13 +156,18 @@ func (a *Authenticator) OnConnect(ctx context.Context, s *wire.Session) {
 // AUTHENTICATE until the connection has authenticated; other requests get
 // code 46.
 func (a *Authenticator) Gate(_ context.Context, s *wire.Session, h wire.RequestHeader) error {
+	if s.Authenticated() {
+		// Every request after a connection's first on a plaintext
+		// listener, and after the login on a SASL one.
+		return nil
+	}
 	if a.listener(s.ListenerName).Protocol == ProtocolPlaintext {
 		if _, ok := s.Identity(); !ok {
 			s.SetIdentity(AnonymousName, true)
 		}
 		return nil
 	}
-	if h.APIKey == messages.KeyAPIVersions || h.APIKey == messages.KeyAuthenticate || s.Authenticated() {
+	if h.APIKey == messages.KeyAPIVersions || h.APIKey == messages.KeyAuthenticate {
 		return nil
 	}
 	return refused(MsgNotAuthenticated)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -284,9 +285,11 @@ type Session struct {
 	// they own.
 	Attrs sync.Map
 
-	mu            sync.Mutex
-	principal     string
-	authenticated bool
+	mu        sync.Mutex
+	principal string
+	// authenticated is written under mu, together with principal, and
+	// read without it: the Gate asks it on every request.
+	authenticated atomic.Bool
 
 	// closeWhenIdle is set by the server that owns the connection.
 	closeWhenIdle func()
@@ -331,30 +334,29 @@ func (s *Session) SetPrincipal(p string) {
 
 // Authenticated reports whether authentication has completed.
 func (s *Session) Authenticated() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.authenticated
+	return s.authenticated.Load()
 }
 
 // SetAuthenticated records whether authentication has completed.
 func (s *Session) SetAuthenticated(ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.authenticated = ok
+	s.authenticated.Store(ok)
 }
 
 // Identity returns the principal and authentication state together.
 func (s *Session) Identity() (principal string, authenticated bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.principal, s.authenticated
+	return s.principal, s.authenticated.Load()
 }
 
 // SetIdentity sets the principal and authentication state together.
 func (s *Session) SetIdentity(principal string, authenticated bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.principal, s.authenticated = principal, authenticated
+	s.principal = principal
+	s.authenticated.Store(authenticated)
 }
 
 // GateFunc runs before every request, after the header is read and before
