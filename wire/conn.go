@@ -44,13 +44,17 @@ type serverConn struct {
 	chargeMu sync.Mutex
 	charges  map[int32][]int64 // budget charges of forwarded requests
 
-	w        *sockWriter
-	rep      *Replier
-	sem      chan struct{}
-	running  chan struct{} // slots of handlers running at once
-	handlers sync.WaitGroup
-	inflight atomic.Int64
-	draining atomic.Bool
+	w   *sockWriter
+	rep *Replier
+	// inflight counts the requests holding an in-flight slot, bounded by
+	// maxInFlight (MaxInFlightPerConn); while the reader waits for a slot
+	// it counts itself in too, and slotFreed wakes it (see acquireSlot).
+	inflight    atomic.Int64
+	maxInFlight int64
+	slotFreed   chan struct{}
+	running     chan struct{} // slots of handlers running at once
+	handlers    sync.WaitGroup
+	draining    atomic.Bool
 	// answerHeld: the server is shutting down, so the requests the socket
 	// already holds are read and answered before the connection closes
 	// (drainHeld). A connection drained on its own (Session.CloseWhenIdle)
@@ -66,10 +70,13 @@ type serverConn struct {
 	// (only the reader touches either).
 	holding   bool
 	lostPlace bool
-	// readDeadline is the idle deadline last set by the reader (only the
-	// reader goroutine touches it; drain sets its own deadline).
-	readDeadline time.Time
-	closeOnce    sync.Once
+	// readDeadline is the idle deadline last set by the reader;
+	// deadlineStale: the reader waited since, so the deadline must be set
+	// again before it waits for a request (see readLoop). Only the reader
+	// goroutine touches either; drain sets its own deadline.
+	readDeadline  time.Time
+	deadlineStale bool
+	closeOnce     sync.Once
 
 	// pending traces the requests Forward.Try took, by request id,
 	// while tracking() holds.
@@ -99,9 +106,10 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 			LocalAddr:    nc.LocalAddr(),
 			ListenerName: s.cfg.ListenerName,
 		},
-		ctx:     ctx,
-		sem:     make(chan struct{}, s.cfg.MaxInFlightPerConn),
-		running: make(chan struct{}, s.cfg.MaxRunningPerConn),
+		ctx:         ctx,
+		maxInFlight: int64(s.cfg.MaxInFlightPerConn),
+		slotFreed:   make(chan struct{}, 1),
+		running:     make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
 	// Cancelling also withdraws the requests parked for a Quick.Wait.
 	c.cancel = func() { cancel(); readCancel(); s.withdrawParked(c) }
@@ -261,23 +269,25 @@ func (c *serverConn) abort() {
 	c.closeConn()
 }
 
-// setReadDeadline sets the idle deadline unless the connection is draining;
-// it reports false when draining. Checking after setting closes the race
-// with drain, which sets the flag before its own (past) deadline.
+// setReadDeadline sets the idle deadline, counted from now, unless the
+// connection is draining; it reports false when draining. Checking after
+// setting closes the race with drain, which sets the flag before its own
+// (past) deadline.
 //
-// Moving a socket's deadline costs a timer update, twice per request, so
-// the deadline is moved only when it is nearer than IdleTimeout, and then
-// to IdleTimeout plus a sixteenth: a connection is closed after between
-// IdleTimeout and 17/16 of it without a request.
-func (c *serverConn) setReadDeadline() bool {
+// Moving a socket's deadline costs a timer update, so the deadline is
+// moved only when it is nearer than IdleTimeout, and then to IdleTimeout
+// plus a sixteenth: a connection is closed after between IdleTimeout and
+// 17/16 of it without a request.
+func (c *serverConn) setReadDeadline(now time.Time) bool {
 	if c.draining.Load() {
 		return false
 	}
 	idle := c.srv.cfg.IdleTimeout
-	if want := time.Now().Add(idle); c.readDeadline.Before(want) {
+	if want := now.Add(idle); c.readDeadline.Before(want) {
 		c.readDeadline = want.Add(idle / 16)
 		c.nc.SetReadDeadline(c.readDeadline)
 	}
+	c.deadlineStale = false
 	return !c.draining.Load()
 }
 
@@ -285,26 +295,35 @@ func (c *serverConn) setReadDeadline() bool {
 // whether requests in flight should still be answered: true only when it
 // stopped because the server is draining and the peer is still there. On an
 // unreadable frame it queues the SERVER_FAILURE first.
+//
+// The idle deadline is set once per request, from the clock reading taken
+// when its first byte is there (which also starts its trace): starting a
+// request takes the reader microseconds, unless it waited for a slot or
+// for the budget, and then deadlineStale has it set again before the
+// reader waits for the next one.
 func (c *serverConn) readLoop() (answerInFlight bool) {
 	defer c.flushForwarded()
+	c.deadlineStale = true
 	for {
 		if c.br == nil || !frameBuffered(c.br) {
 			c.flushForwarded()
 		}
-		if !c.setReadDeadline() {
+		if c.draining.Load() || c.deadlineStale && !c.setReadDeadline(time.Now()) {
 			return true
 		}
 		if err := c.waitRequest(); err != nil {
 			if isTimeout(err) && !c.draining.Load() && c.inflight.Load() > 0 {
+				c.deadlineStale = true
 				continue
 			}
 			c.logReadEnd(err)
 			return c.draining.Load() && isTimeout(err)
 		}
-		if !c.setReadDeadline() {
+		now := time.Now()
+		if !c.setReadDeadline(now) {
 			return true
 		}
-		ok, err := c.serveFrame()
+		ok, err := c.serveFrame(now)
 		if ok {
 			continue
 		}
@@ -323,17 +342,18 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 	}
 }
 
-// serveFrame reads one request and starts it; it reports false when the
+// serveFrame reads one request, whose first byte was there at arrived, and
+// starts it; it reports false when the
 // connection cannot go on, with the read's error (nil when the connection
 // died while start waited). On an unreadable frame it sends the
 // SERVER_FAILURE and closes the connection.
-func (c *serverConn) serveFrame() (bool, error) {
+func (c *serverConn) serveFrame(arrived time.Time) (bool, error) {
 	payload, charge, borrowed, err := c.readRequest()
 	if err == nil {
 		var h RequestHeader
 		var body []byte
 		h, body, err = ParseRequest(payload)
-		started := err == nil && c.start(h, body, borrowed, charge)
+		started := err == nil && c.start(h, body, borrowed, charge, arrived)
 		if borrowed {
 			c.br.Discard(len(payload))
 		}
@@ -392,7 +412,7 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 		if err := b.Acquire(ctx, charge); err != nil {
 			return nil, 0, false, errStopReading
 		}
-		if !c.holding && !c.setReadDeadline() {
+		if !c.holding && !c.setReadDeadline(time.Now()) {
 			b.Release(charge)
 			return nil, 0, false, errStopReading
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -19,9 +20,9 @@ import (
 // reports false if the connection died while waiting for a slot. A borrowed
 // body lives in the read buffer (see readRequest): it is copied before
 // anything keeps it.
-func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge int64) bool {
+func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge int64, arrived time.Time) bool {
 	api, local := c.srv.cfg.Mux.find(h.APIKey)
-	tr := c.begin(h, requestHeaderSize+len(body), api, local)
+	tr := c.begin(h, requestHeaderSize+len(body), api, local, arrived)
 	gated := false
 	if local && api.Quick.Answer != nil && h.APIVersion >= api.MinVersion && h.APIVersion <= api.MaxVersion {
 		// Answered here and now, a Quick request takes no in-flight slot:
@@ -104,21 +105,24 @@ func (c *serverConn) answer(tr reqTrace, frame []byte) {
 
 // acquireSlot takes an in-flight slot for a request that is not answered at
 // once, waiting while MaxInFlightPerConn are taken; it reports false if the
-// connection died meanwhile.
+// connection died meanwhile. Only the reader calls it, so the count can be
+// taken first and checked after: one atomic add when a slot is free, the
+// usual case, instead of a channel's lock.
 func (c *serverConn) acquireSlot() bool {
-	select {
-	case c.sem <- struct{}{}:
-	default:
+	if c.inflight.Add(1) > c.maxInFlight {
 		// Requests Forward.Try holds back must go out before waiting
 		// for a slot, or their answers could never free one.
 		c.flushForwarded()
-		select {
-		case c.sem <- struct{}{}:
-		case <-c.ctx.Done():
-			return false
+		c.deadlineStale = true // the wait may outlast the idle deadline
+		for c.inflight.Load() > c.maxInFlight {
+			select {
+			case <-c.slotFreed:
+			case <-c.ctx.Done():
+				c.inflight.Add(-1)
+				return false
+			}
 		}
 	}
-	c.inflight.Add(1)
 	c.handlers.Add(1)
 	return true
 }
@@ -279,10 +283,16 @@ func (c *serverConn) flushForwarded() {
 	c.srv.cfg.Forward.Flush(c.sess)
 }
 
-// done releases the in-flight slot of one answered request.
+// done releases the in-flight slot of one answered request, waking the
+// reader if it waits for one (it counted itself in before waiting, so the
+// count it waits on is one above the bound).
 func (c *serverConn) done() {
-	c.inflight.Add(-1)
-	<-c.sem
+	if c.inflight.Add(-1) >= c.maxInFlight {
+		select {
+		case c.slotFreed <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
 	c.handlers.Done()
 }
 

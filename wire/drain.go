@@ -84,7 +84,7 @@ func (c *serverConn) startHeld() (started int, err error) {
 		// A whole frame, or one larger than the buffer: read on from the
 		// socket, which may run dry in its middle (the frame is then lost,
 		// and so is the connection's place in the stream).
-		ok, ferr := c.serveFrame()
+		ok, ferr := c.serveFrame(time.Now())
 		if !ok {
 			if ferr == nil {
 				ferr = errStopReading // the connection died while start waited

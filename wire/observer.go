@@ -104,10 +104,10 @@ type reqTrace struct {
 	elsewhere  bool // the key is served by another server type (Mux.WithElsewhere)
 }
 
-// begin starts tracing a request and tells the observer. api and local are
-// what the Mux holds for the request's key.
-func (c *serverConn) begin(h RequestHeader, size int, api *API, local bool) reqTrace {
-	tr := reqTrace{h: h, start: time.Now(), size: size}
+// begin starts tracing a request that arrived at start and tells the
+// observer. api and local are what the Mux holds for the request's key.
+func (c *serverConn) begin(h RequestHeader, size int, api *API, local bool, start time.Time) reqTrace {
+	tr := reqTrace{h: h, start: start, size: size}
 	if local {
 		tr.local, tr.api, tr.subjectKey = true, api.Name, api.Subject.Key
 	}
