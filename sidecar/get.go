@@ -109,7 +109,7 @@ func (s *Sidecar) quickGetWait(_ *wire.Session, _ int16, body []byte) wire.Waite
 	if !ok {
 		return nil
 	}
-	if r := s.cfg.Registry.ReadWait(string(id)); r != nil {
+	if r := s.cfg.Registry.ReadWait(s.memo.idOf(id)); r != nil {
 		return r
 	}
 	return nil

@@ -39,6 +39,17 @@ func (m *getMemo) slot(id string) *atomic.Pointer[memoAnswer] {
 	return &m.slots[maphash.String(m.seed, id)%memoSlots]
 }
 
+// idOf returns id as a string: the one an answer is kept under when there
+// is one, so that a storm's GETs of one id do not each copy it, else a
+// new copy.
+func (m *getMemo) idOf(id []byte) string {
+	a := m.slots[maphash.Bytes(m.seed, id)%memoSlots].Load()
+	if a != nil && a.id == string(id) {
+		return a.id
+	}
+	return string(id)
+}
+
 // lookup returns the answer kept for id under token.
 func (m *getMemo) lookup(id string, token uint64) ([]byte, bool) {
 	a := m.slot(id).Load()

@@ -40,7 +40,7 @@ func (s *Sidecar) quickGet(sess *wire.Session, _ int16, body, dst []byte) ([]byt
 	if !ok {
 		return nil, "", false
 	}
-	id := string(idBytes)
+	id := s.memo.idOf(idBytes)
 	reg := s.cfg.Registry
 	useMemo := !s.authorizing()
 	if useMemo {
