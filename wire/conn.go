@@ -65,6 +65,10 @@ type serverConn struct {
 	// afterwards are counted as such (outcome), not as answered.
 	cut  atomic.Bool
 	gone atomic.Bool
+	// ended: cancel ran (ctx is cancelled or about to be). Beside cut and
+	// gone, which answering a request reads too, it spares that path a
+	// look at the context's own memory.
+	ended atomic.Bool
 	// holding: the reader runs drainHeld; lostPlace: a read failed in the
 	// middle of a frame, so no later byte can be taken for a frame's start
 	// (only the reader touches either).
@@ -112,7 +116,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		running:     make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
 	// Cancelling also withdraws the requests parked for a Quick.Wait.
-	c.cancel = func() { cancel(); readCancel(); s.withdrawParked(c) }
+	c.cancel = func() { c.ended.Store(true); cancel(); readCancel(); s.withdrawParked(c) }
 	if c.rw == nil {
 		c.br = bufio.NewReaderSize(nc, readBufferSize)
 	}
@@ -257,6 +261,9 @@ func (c *serverConn) waitRequest() error {
 		if err := c.rw.wait(); err != nil {
 			return err
 		}
+		if c.br == nil && c.rw.frameHeld() {
+			return nil // readRequest takes it from the wait's chunk
+		}
 	}
 	c.takeReader()
 	_, err := c.br.Peek(1)
@@ -305,7 +312,7 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 	defer c.flushForwarded()
 	c.deadlineStale = true
 	for {
-		if c.br == nil || !frameBuffered(c.br) {
+		if !c.frameHeld() {
 			c.flushForwarded()
 		}
 		if c.draining.Load() || c.deadlineStale && !c.setReadDeadline(time.Now()) {
@@ -355,7 +362,7 @@ func (c *serverConn) serveFrame(arrived time.Time) (bool, error) {
 		h, body, err = ParseRequest(payload)
 		started := err == nil && c.start(h, body, borrowed, charge, arrived)
 		if borrowed {
-			c.br.Discard(len(payload))
+			c.discardBorrowed(len(payload))
 		}
 		if started {
 			return true, nil
@@ -390,6 +397,13 @@ var errStopReading = errors.New("wire: stopped reading")
 // copied: it is valid until the caller discards it from c.br, which the
 // caller must do before reading on.
 func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool, err error) {
+	if c.br == nil {
+		// waitRequest saw a whole frame in the wait's chunk.
+		if payload, charge, ok := c.chunkRequest(); ok {
+			return payload, charge, true, nil
+		}
+		c.takeReader()
+	}
 	lb, err := c.br.Peek(lengthFieldSize)
 	if err != nil {
 		return nil, 0, false, unexpected(err)
@@ -435,6 +449,44 @@ func (c *serverConn) readRequest() (payload []byte, charge int64, borrowed bool,
 		return nil, 0, false, err
 	}
 	return payload, charge, false, nil
+}
+
+// chunkRequest borrows a request straight from the bytes the last wait
+// read (readWaiter), without a read buffer: a small request's whole frame
+// usually arrives in one piece. ok is false, and nothing is taken, when the
+// frame is not whole there, its length is not valid (readRequest's usual
+// path then answers it) or its charge must wait for room in the budget.
+// The payload is valid until discardBorrowed.
+func (c *serverConn) chunkRequest() (payload []byte, charge int64, ok bool) {
+	b := c.rw.unread()
+	if len(b) < lengthFieldSize {
+		return nil, 0, false
+	}
+	n, err := checkLength([lengthFieldSize]byte(b), c.srv.cfg.MaxFrameSize)
+	if err != nil || len(b)-lengthFieldSize < int(n) || !c.srv.cfg.Budget.TryAcquire(int64(n)) {
+		return nil, 0, false
+	}
+	return b[lengthFieldSize : lengthFieldSize+int(n)], int64(n), true
+}
+
+// discardBorrowed drops a borrowed payload of n bytes, and the length
+// field before it when it came from the wait's chunk, so that reading goes
+// on after it.
+func (c *serverConn) discardBorrowed(n int) {
+	if c.br == nil {
+		c.rw.consume(lengthFieldSize + n)
+		return
+	}
+	c.br.Discard(n)
+}
+
+// frameHeld reports whether a whole frame is read and waiting: in the read
+// buffer, or in the wait's chunk when the connection has no buffer.
+func (c *serverConn) frameHeld() bool {
+	if c.br == nil {
+		return c.rw != nil && c.rw.frameHeld()
+	}
+	return frameBuffered(c.br)
 }
 
 // holdCharge records the budget charge of a request offered to the Forward

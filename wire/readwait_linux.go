@@ -3,6 +3,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"io"
 	"net"
 	"os"
@@ -133,6 +134,30 @@ func (w *readWaiter) readNow(b []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// unread returns the last wait's bytes not served yet.
+func (w *readWaiter) unread() []byte { return w.chunk[w.off:] }
+
+// frameHeld reports whether unread starts with a whole frame (or with a
+// length no frame can have, which the reader must see to refuse).
+func (w *readWaiter) frameHeld() bool {
+	b := w.unread()
+	if len(b) < lengthFieldSize {
+		return false
+	}
+	l := int32(binary.BigEndian.Uint32(b))
+	return l < 0 || int64(len(b)) >= int64(l)+lengthFieldSize
+}
+
+// consume marks the first n unread bytes served, giving the chunk back to
+// its pool once all are.
+func (w *readWaiter) consume(n int) {
+	w.off += n
+	if w.off == len(w.chunk) {
+		chunkPool.Put(w.held)
+		w.chunk, w.off, w.held = nil, 0, nil
+	}
 }
 
 // pending reports whether the last wait's bytes are not all served.

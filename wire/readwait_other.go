@@ -20,3 +20,9 @@ func (*readWaiter) Read([]byte) (int, error) { return 0, io.EOF }
 func (*readWaiter) pending() bool { return false }
 
 func (*readWaiter) readNowOnly() bool { return false }
+
+func (*readWaiter) unread() []byte { return nil }
+
+func (*readWaiter) frameHeld() bool { return false }
+
+func (*readWaiter) consume(int) {}

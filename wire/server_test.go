@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
@@ -643,4 +644,36 @@ func mustListen(t *testing.T) net.Listener {
 	}
 	t.Cleanup(func() { ln.Close() })
 	return ln
+}
+
+// Frames that arrive together are served from the bytes one read took
+// (readRequest's chunk path), and a frame split across reads is read on
+// from the socket: every request is answered, with its own body.
+func TestFramesArrivingTogether(t *testing.T) {
+	_, addr := startServer(t, ServerConfig{}, newControl())
+	rc := dialRaw(t, addr)
+	var frames []byte
+	for id := range int32(4) {
+		frames = rawconn.AppendRequest(frames, keyEcho, 0, id, mustMarshal(t, echoReq(fmt.Sprintf("call-%d", id))))
+	}
+	last := len(rawconn.AppendRequest(nil, keyEcho, 0, 3, mustMarshal(t, echoReq("call-3"))))
+	split := len(frames) - last + 5 // three whole frames and 5 bytes of the fourth
+	check := func(want map[int32]bool) {
+		t.Helper()
+		for len(want) > 0 {
+			r := rc.Read()
+			if r.Type != ResponseSuccess || !want[r.RequestID] {
+				t.Fatalf("answer %v to request %d, want SUCCESS to one of %v", r.Type, r.RequestID, want)
+			}
+			var m messages.ApiVersionsRequest
+			if err := proto.Unmarshal(r.Body, &m); err != nil || m.GetClientSoftwareName() != fmt.Sprintf("call-%d", r.RequestID) {
+				t.Fatalf("request %d answered %q (%v)", r.RequestID, m.GetClientSoftwareName(), err)
+			}
+			delete(want, r.RequestID)
+		}
+	}
+	rc.Write(frames[:split])
+	check(map[int32]bool{0: true, 1: true, 2: true})
+	rc.Write(frames[split:])
+	check(map[int32]bool{3: true})
 }
