@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -36,10 +37,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 				c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
 				return false
 			}
-			if borrowed {
-				body = bytes.Clone(body)
-			}
-			c.srv.lot.park(&parked{c: c, api: api, h: h, body: body, charge: charge, tr: tr, w: wait})
+			c.srv.lot.park(newParked(c, api, h, body, borrowed, charge, tr, wait))
 			return true
 		}
 		if frame != nil {
@@ -209,7 +207,7 @@ func (c *serverConn) quickFrame(api *API, h RequestHeader, body, buf []byte) (fr
 // Quick.Answer once the wait was met, else, on a goroutine of its own, as serve
 // does. The Gate already ran.
 func (c *serverConn) answerParked(p *parked) {
-	if c.ctx.Err() != nil {
+	if c.ended.Load() {
 		c.abandonParked(p)
 		return
 	}
@@ -236,7 +234,8 @@ func (c *serverConn) answerParked(p *parked) {
 func (c *serverConn) abandonParked(p *parked) {
 	defer c.done()
 	c.srv.cfg.Budget.Release(p.charge)
-	c.finishFrame(p.tr, c.errorFrame(p.h, c.ctx.Err()))
+	// context.Canceled: ended is set a moment before ctx is cancelled.
+	c.finishFrame(p.tr, c.errorFrame(p.h, context.Canceled))
 }
 
 // quickAfter is quickFrame recovering a panic.

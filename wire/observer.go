@@ -171,7 +171,7 @@ func (c *serverConn) logRequest(d RequestDone) {
 	// in the answer: not worth a WARN line each; nor is a cut or a client
 	// gone.
 	warn := d.Code != flusserr.None && !d.Passed && d.Outcome == OutcomeAnswered && !d.Elsewhere
-	if !warn && !c.logger().IsDebug() {
+	if !warn && !c.srv.log.IsDebug() {
 		return
 	}
 	kv := []any{"api", apiLabel(d), "api_key", d.Header.APIKey, "request_id", d.Header.RequestID}

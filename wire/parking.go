@@ -1,6 +1,9 @@
 package wire
 
-import "sync"
+import (
+	"bytes"
+	"sync"
+)
 
 // parkChunk is how many parked requests one goroutine answers once their
 // wait is over; a larger round is split across goroutines.
@@ -18,6 +21,25 @@ type parked struct {
 	tr     reqTrace
 	w      Waiter
 	taken  bool // answered or withdrawn; guarded by parkLot.mu
+	// small holds the body when it fits (a GET's does): one allocation
+	// for the parked request and its bytes.
+	small [parkedInline]byte
+}
+
+// parkedInline is the body size kept inside a parked request.
+const parkedInline = 64
+
+// newParked returns a parked request holding body, copied when it is
+// borrowed from the read buffer.
+func newParked(c *serverConn, api *API, h RequestHeader, body []byte, borrowed bool, charge int64, tr reqTrace, w Waiter) *parked {
+	p := &parked{c: c, api: api, h: h, body: body, charge: charge, tr: tr, w: w}
+	switch {
+	case len(body) <= parkedInline:
+		p.body = p.small[:copy(p.small[:], body)]
+	case borrowed:
+		p.body = bytes.Clone(body)
+	}
+	return p
 }
 
 // parkLot holds waiting requests grouped by their Waiter. Requests that
@@ -48,7 +70,7 @@ func (l *parkLot) park(p *parked) {
 	l.mu.Unlock()
 	// A connection cancelled before p was listed found nothing to
 	// withdraw: withdraw now. (After, cancel finds p itself.)
-	if c.ctx.Err() != nil {
+	if c.ended.Load() {
 		l.withdraw(c)
 	}
 	if ok {
