@@ -3,9 +3,13 @@ package readindex
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 )
 
 // gatedSync is a Sync whose calls block until the test releases them, one
@@ -302,4 +306,61 @@ func TestAfterDoneRunsOnceTheRoundSettled(t *testing.T) {
 	if !done {
 		t.Fatal("a Settled round did not run its function at once with its error")
 	}
+}
+
+// goroutineID is the number runtime.Stack gives the calling goroutine.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
+}
+
+// Rounds one after another are sent by the same few goroutines, not one
+// new goroutine each (whose stack grew again on every round), and a worker
+// without rounds ends.
+func TestRoundsReuseTheirWorkers(t *testing.T) {
+	var mu sync.Mutex
+	senders := map[string]int{}
+	newBarrier := func(idleFor time.Duration) *Barrier {
+		b, err := New(Config{Sync: func(context.Context) error {
+			mu.Lock()
+			senders[goroutineID()]++
+			mu.Unlock()
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.idleFor = idleFor
+		return b
+	}
+	ctx := context.Background()
+	const rounds = 50
+	b := newBarrier(time.Hour) // no worker ends during the rounds
+	for range rounds {
+		if err := b.Wait(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	n := len(senders)
+	mu.Unlock()
+	// One worker sends a round while another may still be answering the
+	// round before: two at most, with one sync in flight.
+	if n > 2 {
+		t.Fatalf("%d rounds were sent by %d goroutines, want at most 2: %v", rounds, n, senders)
+	}
+
+	b = newBarrier(time.Millisecond)
+	for range 5 {
+		if err := b.Wait(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually.True(t, "every idle worker ended", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.workers == 0 && b.idle == 0
+	})
 }
