@@ -348,11 +348,17 @@ func (c *Client) readLoop() {
 // frameBuffered reports whether br holds a whole frame, so that reading it
 // will not wait for the network.
 func frameBuffered(br *bufio.Reader) bool {
-	n := br.Buffered()
-	if n < lengthFieldSize {
+	lb, _ := br.Peek(min(br.Buffered(), lengthFieldSize))
+	return frameWhole(lb, br.Buffered())
+}
+
+// frameWhole reports whether have bytes starting with the length field lb
+// (shorter when fewer than its four bytes are there) hold a whole frame,
+// or a length no frame can have, which the reader must see to refuse.
+func frameWhole(lb []byte, have int) bool {
+	if len(lb) < lengthFieldSize {
 		return false
 	}
-	lb, _ := br.Peek(lengthFieldSize)
 	l := int32(binary.BigEndian.Uint32(lb))
-	return l < 0 || int64(n) >= int64(l)+lengthFieldSize
+	return l < 0 || int64(have) >= int64(l)+lengthFieldSize
 }

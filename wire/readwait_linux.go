@@ -3,7 +3,6 @@
 package wire
 
 import (
-	"encoding/binary"
 	"io"
 	"net"
 	"os"
@@ -139,15 +138,11 @@ func (w *readWaiter) readNow(b []byte) (int, error) {
 // unread returns the last wait's bytes not served yet.
 func (w *readWaiter) unread() []byte { return w.chunk[w.off:] }
 
-// frameHeld reports whether unread starts with a whole frame (or with a
-// length no frame can have, which the reader must see to refuse).
+// frameHeld reports whether unread starts with a whole frame (see
+// frameWhole).
 func (w *readWaiter) frameHeld() bool {
 	b := w.unread()
-	if len(b) < lengthFieldSize {
-		return false
-	}
-	l := int32(binary.BigEndian.Uint32(b))
-	return l < 0 || int64(len(b)) >= int64(l)+lengthFieldSize
+	return frameWhole(b[:min(len(b), lengthFieldSize)], len(b))
 }
 
 // consume marks the first n unread bytes served, giving the chunk back to
