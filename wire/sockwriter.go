@@ -100,8 +100,13 @@ func (w *sockWriter) put(start bool, parts [][]byte) error {
 		w.mu.Unlock()
 		return err
 	}
-	if start && !w.busy && len(w.buf) == 0 && len(parts) == 1 && w.raw != nil {
-		return w.writeNow(parts[0])
+	if start && !w.busy && len(w.buf) == 0 && len(parts) == 1 {
+		// The only unit to write goes out from the caller's bytes, not
+		// from a copy in a queue buffer: the socket usually takes it whole.
+		w.busy = true
+		w.mu.Unlock()
+		w.writeOut(parts[0], false)
+		return nil
 	}
 	for _, p := range parts {
 		if w.buf == nil && len(p) > 0 {
@@ -117,62 +122,48 @@ func (w *sockWriter) put(start bool, parts [][]byte) error {
 	b := w.buf
 	w.buf = nil
 	w.mu.Unlock()
+	w.writeOut(b, true)
+	return nil
+}
 
+// writeOut writes b for the goroutine that made the writer busy: as much
+// as the socket takes now, then, if anything is left or was queued
+// meanwhile, through a drain goroutine. owned says b is a queue buffer
+// (given back to the pool once written); otherwise it is the caller's, and
+// what the socket did not take is copied.
+func (w *sockWriter) writeOut(b []byte, owned bool) {
 	n := 0
 	if w.raw != nil {
 		var err error
 		if n, err = w.raw.tryWrite(b); err != nil {
-			putBuf(b)
+			if owned {
+				putBuf(b)
+			}
 			w.failWith(err)
-			return nil
+			return
 		}
 	}
 	w.mu.Lock()
-	if n == len(b) {
-		putBuf(b)
+	switch {
+	case n == len(b):
+		if owned {
+			putBuf(b)
+		}
 		if len(w.buf) == 0 {
 			w.busy = false
 			w.idle.Broadcast()
 			w.mu.Unlock()
-			return nil
+			return
 		}
 		b, n = w.buf, 0
 		w.buf = nil
+	case !owned:
+		// drain writes the rest first, then what was queued meanwhile.
+		b, n = append(getBuf(), b[n:]...), 0
 	}
 	w.drainWG.Add(1)
 	w.mu.Unlock()
 	go w.drain(b, n)
-	return nil
-}
-
-// writeNow writes b, the only unit to write, straight from the caller's
-// bytes instead of a copy in a queue buffer: the socket usually takes it
-// whole. What it does not take is copied and left to drain. The caller
-// holds w.mu, which writeNow releases.
-func (w *sockWriter) writeNow(b []byte) error {
-	w.busy = true
-	w.mu.Unlock()
-	n, err := w.raw.tryWrite(b)
-	if err != nil {
-		w.failWith(err)
-		return nil
-	}
-	w.mu.Lock()
-	if n == len(b) && len(w.buf) == 0 {
-		w.busy = false
-		w.idle.Broadcast()
-		w.mu.Unlock()
-		return nil
-	}
-	// The rest of b goes out first, then what was queued meanwhile.
-	rest := append(getBuf(), b[n:]...)
-	rest = append(rest, w.buf...)
-	putBuf(w.buf)
-	w.buf = nil
-	w.drainWG.Add(1)
-	w.mu.Unlock()
-	go w.drain(rest, 0)
-	return nil
 }
 
 // drain writes, blocking, what an inline write left (b from offset off) and
