@@ -37,7 +37,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 				c.finishFrame(tr, c.errorFrame(h, c.ctx.Err())) // nobody reads it
 				return false
 			}
-			c.srv.lot.park(newParked(c, api, h, body, borrowed, charge, tr, wait))
+			c.srv.lot.park(newParked(c, api, body, borrowed, charge, tr, wait))
 			return true
 		}
 		if frame != nil {
@@ -213,7 +213,7 @@ func (c *serverConn) answerParked(p *parked) {
 	}
 	if p.w.Err() == nil {
 		buf := getBuf() // as quick's: send copies the frame, and it goes back
-		frame, subject, ok := c.quickAfter(p.api, p.h, p.body, buf)
+		frame, subject, ok := c.quickAfter(p.api, p.tr.h, p.body, buf)
 		if ok {
 			defer putBuf(frame)
 			defer c.done()
@@ -226,7 +226,7 @@ func (c *serverConn) answerParked(p *parked) {
 		}
 		putBuf(buf)
 	}
-	go c.serve(p.h, p.body, true, p.charge, p.tr)
+	go c.serve(p.tr.h, p.body, true, p.charge, p.tr)
 }
 
 // abandonParked ends a parked request of a closed connection: nobody reads
@@ -235,7 +235,7 @@ func (c *serverConn) abandonParked(p *parked) {
 	defer c.done()
 	c.srv.cfg.Budget.Release(p.charge)
 	// context.Canceled: ended is set a moment before ctx is cancelled.
-	c.finishFrame(p.tr, c.errorFrame(p.h, context.Canceled))
+	c.finishFrame(p.tr, c.errorFrame(p.tr.h, context.Canceled))
 }
 
 // quickAfter is quickFrame recovering a panic.

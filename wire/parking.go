@@ -13,14 +13,18 @@ const parkChunk = 64
 // (Quick.Wait). It holds its in-flight slot and its budget charge until
 // it is answered or withdrawn.
 type parked struct {
-	c      *serverConn
-	api    *API
-	h      RequestHeader
-	body   []byte
-	charge int64
-	tr     reqTrace
-	w      Waiter
-	taken  bool // answered or withdrawn; guarded by parkLot.mu
+	c *serverConn
+	// prev and next link the connection's parked requests
+	// (serverConn.parked): a list through the requests themselves, so
+	// that parking and answering touch no memory of the connection's
+	// beyond the connection itself. Guarded by parkLot.mu.
+	prev, next *parked
+	taken      bool // answered or withdrawn; guarded by parkLot.mu
+	api        *API
+	body       []byte
+	charge     int64
+	tr         reqTrace // tr.h is the request's header
+	w          Waiter
 	// small holds the body when it fits (a GET's does): one allocation
 	// for the parked request and its bytes.
 	small [parkedInline]byte
@@ -31,8 +35,8 @@ const parkedInline = 64
 
 // newParked returns a parked request holding body, copied when it is
 // borrowed from the read buffer.
-func newParked(c *serverConn, api *API, h RequestHeader, body []byte, borrowed bool, charge int64, tr reqTrace, w Waiter) *parked {
-	p := &parked{c: c, api: api, h: h, body: body, charge: charge, tr: tr, w: w}
+func newParked(c *serverConn, api *API, body []byte, borrowed bool, charge int64, tr reqTrace, w Waiter) *parked {
+	p := &parked{c: c, api: api, body: body, charge: charge, tr: tr, w: w}
 	switch {
 	case len(body) <= parkedInline:
 		p.body = p.small[:copy(p.small[:], body)]
@@ -66,7 +70,7 @@ func (l *parkLot) park(p *parked) {
 	l.mu.Lock()
 	round, ok := l.rounds[p.w]
 	l.rounds[p.w] = append(round, p)
-	c.parked = append(c.parked, p)
+	c.addParked(p)
 	l.mu.Unlock()
 	// A connection cancelled before p was listed found nothing to
 	// withdraw: withdraw now. (After, cancel finds p itself.)
@@ -117,34 +121,55 @@ func (l *parkLot) settled(w Waiter) {
 // withdraw ends every parked request of c, which has closed.
 func (l *parkLot) withdraw(c *serverConn) {
 	l.mu.Lock()
-	mine := c.parked
-	c.parked = nil
-	for _, p := range mine {
-		p.taken = true
-	}
+	mine := c.takeParked()
 	l.mu.Unlock()
 	for _, p := range mine {
 		c.abandonParked(p)
 	}
 }
 
+// addParked adds p to c's parked requests; the caller holds parkLot.mu.
+func (c *serverConn) addParked(p *parked) {
+	p.next = c.parked
+	if p.next != nil {
+		p.next.prev = p
+	}
+	c.parked = p
+}
+
+// takeParked marks all of c's parked requests taken and returns them,
+// leaving none; the caller holds parkLot.mu.
+func (c *serverConn) takeParked() []*parked {
+	var mine []*parked
+	for p := c.parked; p != nil; {
+		next := p.next
+		p.taken = true
+		p.prev, p.next = nil, nil
+		mine = append(mine, p)
+		p = next
+	}
+	c.parked = nil
+	return mine
+}
+
 // unpark removes p from c's parked requests; the caller holds parkLot.mu.
 func (c *serverConn) unpark(p *parked) {
-	for i, q := range c.parked {
-		if q == p {
-			last := len(c.parked) - 1
-			c.parked[i], c.parked[last] = c.parked[last], nil
-			c.parked = c.parked[:last]
-			return
-		}
+	if p.prev != nil {
+		p.prev.next = p.next
+	} else {
+		c.parked = p.next
 	}
+	if p.next != nil {
+		p.next.prev = p.prev
+	}
+	p.prev, p.next = nil, nil
 }
 
 // hasParked reports whether c has parked requests.
 func (c *serverConn) hasParked() bool {
 	c.srv.lot.mu.Lock()
 	defer c.srv.lot.mu.Unlock()
-	return len(c.parked) > 0
+	return c.parked != nil
 }
 
 func answerParked(ps []*parked) {

@@ -34,11 +34,13 @@ type rawWriter struct {
 	err error
 }
 
-func newRawWriter(rc syscall.RawConn) *rawWriter {
+// init prepares w, not used yet, to write through rc and returns it, or
+// nil when rc is nil.
+func (w *rawWriter) init(rc syscall.RawConn) *rawWriter {
 	if rc == nil {
 		return nil
 	}
-	w := &rawWriter{rc: rc}
+	w.rc = rc
 	w.fn = w.writeFD
 	return w
 }
