@@ -4,7 +4,9 @@
 # clients a JDK with javac, protobuf-java and Python's protobuf, and for its
 # storage check the Jackson jars (the JSON library of a Fluss coordinator), and
 # buildah for the container image, and Prometheus (promtool and the server)
-# for deploy/prometheus's rule tests. Runs
+# for deploy/prometheus's rule tests, and Maven for the released Fluss
+# servers and clients the tests run (resolved by scripts/resolve-maven.sh
+# from Maven Central into .deps/maven, pinned by the build files there). Runs
 # apt-get update once, only when something is missing. Then the npm packages
 # the tests use as independent implementations (see install_npm below).
 set -euo pipefail
@@ -27,6 +29,7 @@ command -v buildah >/dev/null || missing+=(buildah)
 [ -s /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 # deploy/prometheus runs promtool and starts its own Prometheus on a free
 # loopback port; the package's own service is never used.
+command -v mvn >/dev/null || missing+=(maven)
 { command -v promtool >/dev/null && command -v prometheus >/dev/null; } || missing+=(prometheus)
 
 # install_npm installs pinned npm packages into .deps/node (git-ignored),
@@ -83,3 +86,4 @@ if [ "${#missing[@]}" -ne 0 ]; then
 	fi
 fi
 install_npm
+scripts/resolve-maven.sh
