@@ -1,0 +1,397 @@
+package compat_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// The proxy in front of a real Fluss cluster whose coordinator lacks the
+// registry (flusstest.Fluss070), in the two deployments of docs/proxy.md:
+// (a) the coordinator advertises the sidecar for the client listener;
+// (b) the sidecar rewrites GET_METADATA answers that pass through it.
+
+// clientListener is the cluster's and the sidecar's client listener.
+const clientListener = "CLIENT"
+
+// proxyUsers are the SASL/PLAIN users of the secured rigs; admin is the
+// cluster's super user, alice has no ACL.
+var proxyUsers = map[string]string{"admin": "admin-secret", "alice": "alice-secret"}
+
+// proxyRig is a real cluster with a proxy sidecar in front of it.
+type proxyRig struct {
+	cluster *flusstest.Cluster
+	sidecar *app.App
+	// addr is the sidecar's client address, the one clients bootstrap from.
+	addr string
+	sasl bool
+}
+
+// startProxyRig starts a cluster of release r and a proxy sidecar in the
+// deployment ("a" or "b"), both on one ZooKeeper root, SASL/PLAIN on the
+// client listener of both when sasl is set.
+func startProxyRig(t *testing.T, r flusstest.Release, deployment string, sasl bool) *proxyRig {
+	t.Helper()
+	zk := zktest.StartT(t)
+	port, err := zktest.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cfg := flusstest.Config{
+		Release:   r,
+		ZooKeeper: zk.Addr,
+		Root:      zktest.UniqueRoot(),
+		Listeners: []flusstest.Listener{{Name: clientListener, SASL: sasl}},
+	}
+	if sasl {
+		cfg.Users, cfg.SuperUsers = proxyUsers, []string{"admin"}
+	}
+	if deployment == "a" {
+		cfg.CoordinatorAdvertised = map[string]string{clientListener: addr}
+	}
+	c := flusstest.StartT(t, cfg)
+	kv := map[string]string{
+		app.KeyBindListeners:   clientListener + "://" + addr,
+		app.KeyZKRoot:          cfg.Root,
+		app.KeyMode:            "proxy",
+		app.KeyUpstreamAddress: c.Coordinator.Endpoint(clientListener),
+	}
+	if deployment == "b" {
+		kv[app.KeyRewriteMetadata] = "true"
+	}
+	if sasl {
+		kv["security.protocol.map"] = clientListener + ":SASL"
+		kv["security.sasl.enabled.mechanisms"] = "PLAIN"
+		kv["security.sasl.plain.jaas.config"] = `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_admin="admin-secret" user_alice="alice-secret";`
+		kv["authorizer.enabled"] = "true"
+		kv["super.users"] = "User:admin"
+	}
+	a := apptest.Start(t, zk.Addr, kv)
+	return &proxyRig{cluster: c, sidecar: a, addr: addr, sasl: sasl}
+}
+
+// dialAs opens a client connection to addr, logged in as user when the
+// rig is secured.
+func (r *proxyRig) dialAs(t *testing.T, addr, user string) *wire.Client {
+	t.Helper()
+	ctx := t.Context()
+	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Handshake(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r.sasl {
+		resp := &messages.AuthenticateResponse{}
+		token := []byte("\x00" + user + "\x00" + proxyUsers[user])
+		if err := c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: token}, resp); err != nil {
+			t.Fatalf("login %s at %s: %v", user, addr, err)
+		}
+	}
+	return c
+}
+
+// metadataCoordinator asks addr for GET_METADATA and returns the
+// coordinator and the tablet servers it names, as "host:port".
+func metadataCoordinator(ctx context.Context, c *wire.Client) (string, []string, error) {
+	md := &messages.MetadataResponse{}
+	if err := c.Call(ctx, messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
+		return "", nil, err
+	}
+	var tablets []string
+	for _, ts := range md.GetTabletServers() {
+		tablets = append(tablets, net.JoinHostPort(ts.GetHost(), strconv.Itoa(int(ts.GetPort()))))
+	}
+	cs := md.GetCoordinatorServer()
+	return net.JoinHostPort(cs.GetHost(), strconv.Itoa(int(cs.GetPort()))), tablets, nil
+}
+
+// offsetsRoundTrip registers a snapshot of id through c, reads it back and
+// deletes it, and fails the test on any difference.
+func offsetsRoundTrip(t *testing.T, c *wire.Client, id string) {
+	t.Helper()
+	ctx := t.Context()
+	reg := &messages.RegisterProducerOffsetsRequest{
+		ProducerId: proto.String(id),
+		TtlMs:      proto.Int64(60_000),
+		TableOffsets: []*messages.PbProducerTableOffsets{{
+			TableId: proto.Int64(7),
+			BucketOffsets: []*messages.PbBucketOffset{
+				{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(100)},
+				{BucketId: proto.Int32(1), LogEndOffset: proto.Int64(42)},
+			},
+		}},
+	}
+	rr := &messages.RegisterProducerOffsetsResponse{}
+	if err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, reg, rr); err != nil {
+		t.Fatalf("register %s: %v", id, err)
+	}
+	if rr.GetResult() != 0 {
+		t.Fatalf("register %s: result %d, want 0 (CREATED)", id, rr.GetResult())
+	}
+	got := &messages.GetProducerOffsetsResponse{}
+	if err := c.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, got); err != nil {
+		t.Fatalf("get %s: %v", id, err)
+	}
+	if !proto.Equal(&messages.PbProducerTableOffsets{TableId: proto.Int64(7), BucketOffsets: reg.TableOffsets[0].BucketOffsets}, firstTable(got)) {
+		t.Fatalf("get %s: %v, want the registered offsets %v", id, got, reg.TableOffsets)
+	}
+	if err := c.Call(ctx, messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+		t.Fatalf("delete %s: %v", id, err)
+	}
+}
+
+func firstTable(r *messages.GetProducerOffsetsResponse) *messages.PbProducerTableOffsets {
+	if len(r.GetTableOffsets()) != 1 {
+		return nil
+	}
+	return r.GetTableOffsets()[0]
+}
+
+// TestProxyRealClusterRouting: where GET_METADATA sends a client in each
+// deployment, asked through the sidecar and asked of a tablet server (the
+// refresh a Fluss client makes later), and whether producer-offsets calls
+// then reach a server that serves them.
+func TestProxyRealClusterRouting(t *testing.T) {
+	for _, deployment := range []string{"a", "b"} {
+		t.Run(deployment, func(t *testing.T) {
+			r := startProxyRig(t, flusstest.Fluss070, deployment, false)
+			ctx := t.Context()
+			viaSidecar := r.dialAs(t, r.addr, "")
+			coord, tablets, err := metadataCoordinator(ctx, viaSidecar)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if coord != r.addr {
+				t.Errorf("GET_METADATA through the sidecar names coordinator %s, want the sidecar %s", coord, r.addr)
+			}
+			if want := r.cluster.Tablets[0].Endpoint(clientListener); len(tablets) != 1 || tablets[0] != want {
+				t.Errorf("GET_METADATA through the sidecar names tablet servers %v, want [%s]", tablets, want)
+			}
+			offsetsRoundTrip(t, viaSidecar, "route-"+deployment)
+
+			// The refresh: a tablet server's own answer.
+			// A tablet server names a coordinator once the coordinator
+			// has sent it the cluster's metadata.
+			viaTablet := r.dialAs(t, r.cluster.Tablets[0].Endpoint(clientListener), "")
+			var refreshed string
+			eventually.Nil(t, "a tablet server naming a coordinator", func() error {
+				var err error
+				refreshed, _, err = metadataCoordinator(ctx, viaTablet)
+				if err == nil && refreshed == ":0" {
+					err = errors.New("no coordinator in the tablet server's GET_METADATA")
+				}
+				return err
+			})
+			real := r.cluster.Coordinator.Endpoint(clientListener)
+			switch deployment {
+			case "a":
+				if refreshed != r.addr {
+					t.Fatalf("(a) a tablet server names coordinator %s, want the sidecar %s", refreshed, r.addr)
+				}
+				// Producer-offsets calls keep reaching the sidecar.
+				offsetsRoundTrip(t, r.dialAs(t, refreshed, ""), "route-a-refreshed")
+			case "b":
+				if refreshed != real {
+					t.Fatalf("(b) a tablet server names coordinator %s, want the real one %s", refreshed, real)
+				}
+				// A client that follows it sends 1053 to a coordinator
+				// without the registry.
+				// Fluss 0.7.0 never answers an api key it does not know:
+				// the call waits until its own deadline (and a Java
+				// client, which has no request timeout, waits for ever).
+				bounded, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				cl := r.dialAs(t, refreshed, "")
+				err := cl.Call(bounded, messages.KeyGetProducerOffsets, 0,
+					&messages.GetProducerOffsetsRequest{ProducerId: proto.String("route-b")}, &messages.GetProducerOffsetsResponse{})
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("(b) GET_PRODUCER_OFFSETS at the real 0.7.0 coordinator: %v, want no answer", err)
+				}
+				t.Logf("(b) after a refresh from a tablet server, GET_PRODUCER_OFFSETS goes to %s, which never answers", real)
+			}
+		})
+	}
+}
+
+// TestProxyRealClusterCoordinatorRestart: while the real coordinator
+// restarts, producer-offsets calls through the sidecar keep working,
+// forwarded requests fail retriably (NETWORK_EXCEPTION), and forwarding
+// recovers once the coordinator is back.
+func TestProxyRealClusterCoordinatorRestart(t *testing.T) {
+	r := startProxyRig(t, flusstest.Fluss070, "a", false)
+	ctx := t.Context()
+	c := r.dialAs(t, r.addr, "")
+	if _, err := c.CallRaw(ctx, messages.KeyListDatabases, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	var calls int
+	go func() {
+		// One producer-offsets round trip after another while the
+		// coordinator is down and back; each must succeed.
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			cl, err := wire.Dial(ctx, r.addr, wire.ClientOptions{})
+			if err == nil {
+				_, err = cl.Handshake(ctx)
+			}
+			if err == nil {
+				err = roundTripErr(ctx, cl, fmt.Sprintf("restart-%d", i))
+				cl.Close()
+			}
+			if err != nil {
+				done <- fmt.Errorf("producer-offsets round trip %d during the restart: %w", i, err)
+				return
+			}
+			calls++
+		}
+	}()
+
+	r.cluster.Coordinator.Stop()
+	// The connection whose upstream connection broke is closed, so the
+	// client reconnects (a Fluss client retries on a lost connection).
+	select {
+	case <-c.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client connection stayed open after its coordinator stopped")
+	}
+	// A new connection's forwarded request is answered at once,
+	// retriably, while the coordinator is down.
+	down := r.dialAs(t, r.addr, "")
+	resp, err := down.CallRaw(ctx, messages.KeyListDatabases, 0, nil)
+	if err == nil {
+		err = resp.Err()
+	}
+	var fe *flusserr.Error
+	if !errors.As(err, &fe) || fe.Code != flusserr.NetworkException {
+		t.Fatalf("LIST_DATABASES with the coordinator down: %v, want NETWORK_EXCEPTION", err)
+	}
+	if err := r.cluster.Restart(ctx, r.cluster.Coordinator); err != nil {
+		t.Fatal(err)
+	}
+	// The client reconnects, as a Fluss client does after a retriable error.
+	eventually.Nil(t, "a forwarded request after the coordinator restarted", func() error {
+		cl, err := wire.Dial(ctx, r.addr, wire.ClientOptions{})
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		resp, err := cl.CallRaw(ctx, messages.KeyListDatabases, 0, nil)
+		if err != nil {
+			return err
+		}
+		return resp.Err()
+	})
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 {
+		t.Fatal("no producer-offsets call ran during the restart")
+	}
+	t.Logf("%d producer-offsets round trips through the sidecar during the coordinator's restart", calls)
+}
+
+// roundTripErr is offsetsRoundTrip returning its first error.
+func roundTripErr(ctx context.Context, c *wire.Client, id string) error {
+	reg := &messages.RegisterProducerOffsetsRequest{
+		ProducerId: proto.String(id),
+		TableOffsets: []*messages.PbProducerTableOffsets{{
+			TableId:       proto.Int64(1),
+			BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(5)}},
+		}},
+	}
+	if err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, reg, &messages.RegisterProducerOffsetsResponse{}); err != nil {
+		return err
+	}
+	got := &messages.GetProducerOffsetsResponse{}
+	if err := c.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, got); err != nil {
+		return err
+	}
+	if len(got.GetTableOffsets()) != 1 {
+		return fmt.Errorf("get %s: %v", id, got)
+	}
+	return c.Call(ctx, messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{})
+}
+
+// TestProxyRealClusterJavaClient: Fluss's released 0.9.1 Java client,
+// unchanged, bootstraps through the sidecar in front of a real 0.7.0
+// cluster, does table work (database, log table, rows written and read
+// back, listings) and the producer-offsets calls, all through the sidecar;
+// then writes rows (the writer asks a tablet server for the table's
+// metadata) and calls the registry again.
+func TestProxyRealClusterJavaClient(t *testing.T) {
+	client := buildFlussClient(t)
+	for _, tc := range []struct {
+		deployment string
+		sasl       bool
+	}{{"a", false}, {"a", true}, {"b", false}} {
+		name := "deployment-" + tc.deployment
+		if tc.sasl {
+			name += "-sasl"
+		}
+		t.Run(name, func(t *testing.T) {
+			r := startProxyRig(t, flusstest.Fluss070, tc.deployment, tc.sasl)
+			user := ""
+			if tc.sasl {
+				user = "admin"
+			}
+			run := client.run(t, r.addr, user, "--id-suffix", "p"+tc.deployment, "tables", "offsets", "refresh")
+			t.Logf("client output:\n%s", run.stdout)
+			// In (b) as in (a), every step passes through the sidecar,
+			// the registry calls after the rows were written included:
+			// measured, this client kept the rewritten coordinator
+			// (docs/proxy.md, deployment (b)).
+			if !run.passed {
+				t.Fatalf("the Java client failed through the sidecar in deployment (%s):\n%s\n%s", tc.deployment, run.stdout, run.stderr)
+			}
+			for _, step := range []string{"tables.read", "offsets.register", "offsets.get", "refresh.write", "refresh.get-after-write", "refresh.register-after-write"} {
+				if l := run.line(step); !strings.HasPrefix(l, "PASS ") {
+					t.Errorf("step %s: %q, want PASS", step, l)
+				}
+			}
+		})
+	}
+}
+
+// TestProxyRealClusterACLs: on a SASL cluster the proxy logs in upstream
+// as the client's user, so the coordinator's own authorization decides
+// what is forwarded: alice, without ACLs, may not create a database.
+func TestProxyRealClusterACLs(t *testing.T) {
+	client := buildFlussClient(t)
+	r := startProxyRig(t, flusstest.Fluss070, "a", true)
+	run := client.run(t, r.addr, "alice", "--id-suffix", "acl", "tables")
+	if l := run.line("tables.create-database"); !strings.HasPrefix(l, "FAIL ") || !strings.Contains(l, "Authorization") {
+		t.Fatalf("alice's CREATE_DATABASE through the sidecar: %q, want the coordinator's authorization error\n%s", l, run.stdout)
+	}
+	if wrong := client.run(t, r.addr, "alice", "--password", "wrong", "ping"); wrong.passed {
+		t.Fatalf("a wrong password logged in through the sidecar:\n%s", wrong.stdout)
+	}
+}
