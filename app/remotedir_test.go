@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -76,6 +78,81 @@ func TestRemoteDir(t *testing.T) {
 			}
 			if w := s.remoteDirMismatch(); (w != "") != tt.warn {
 				t.Errorf("mismatch warning %q, want one: %v", w, tt.warn)
+			}
+		})
+	}
+}
+
+// TestRemoteDirStartupLine: the start-up line names the remote directory
+// and the key it came from, never inventing a remote.data.dir in the
+// effective configuration; secrets stay redacted; a remote.data.dir that
+// is not the list's first entry adds a WARN line.
+func TestRemoteDirStartupLine(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		kv            map[string]string
+		dir, from     string
+		effectiveDir  string // the effective configuration's remote.data.dir
+		warnSubstring string // "" when no WARN line
+	}{
+		{name: "remote.data.dir", kv: map[string]string{KeyRemoteDataDir: "s3://a/fluss"},
+			dir: "s3://a/fluss", from: "remote.data.dir", effectiveDir: "s3://a/fluss"},
+		{name: "remote.data.dirs", kv: map[string]string{KeyRemoteDataDirs: "s3://a/fluss, s3://b/fluss, s3://c/fluss"},
+			dir: "s3://a/fluss", from: "remote.data.dirs (first of 3)"},
+		{name: "both, the same", kv: map[string]string{KeyRemoteDataDir: "s3://a/fluss", KeyRemoteDataDirs: "s3://a/fluss,s3://b/fluss"},
+			dir: "s3://a/fluss", from: "remote.data.dir (remote.data.dirs is set too: Fluss keeps producer offsets in remote.data.dir)", effectiveDir: "s3://a/fluss"},
+		{name: "both, different", kv: map[string]string{KeyRemoteDataDir: "s3://old/fluss", KeyRemoteDataDirs: "s3://a/fluss,s3://b/fluss"},
+			dir: "s3://old/fluss", from: "remote.data.dir (remote.data.dirs is set too: Fluss keeps producer offsets in remote.data.dir)", effectiveDir: "s3://old/fluss",
+			warnSubstring: "remote.data.dir (s3://old/fluss) is not the first entry of remote.data.dirs (s3://a/fluss): producer offsets go to remote.data.dir"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := config.New()
+			c.Set(KeyZKAddress, "127.0.0.1:2181")
+			c.Set(KeyS3SecretKey, "TOPSECRET")
+			c.Set(KeyLogFormat, "json")
+			for k, v := range tt.kv {
+				c.Set(k, v)
+			}
+			s, err := FromConfig(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			LogStartup(NewLogger("fluss-sidecar", "info", s.Ops.LogFormat, &buf), c, s)
+			if strings.Contains(buf.String(), "TOPSECRET") {
+				t.Fatalf("secret logged: %s", buf.String())
+			}
+			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			var rec struct {
+				Message string            `json:"@message"`
+				Dir     string            `json:"remote_dir"`
+				From    string            `json:"remote_dir_from"`
+				Config  map[string]string `json:"config"`
+			}
+			if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+				t.Fatalf("not a JSON line: %v\n%s", err, lines[0])
+			}
+			if rec.Message != "starting fluss-sidecar" || rec.Dir != tt.dir || rec.From != tt.from {
+				t.Errorf("start-up line %q: remote_dir %q from %q, want %q from %q", rec.Message, rec.Dir, rec.From, tt.dir, tt.from)
+			}
+			if got, set := rec.Config[KeyRemoteDataDir]; got != tt.effectiveDir || set != (tt.effectiveDir != "") {
+				t.Errorf("effective %s = %q (set: %v), want %q", KeyRemoteDataDir, got, set, tt.effectiveDir)
+			}
+			if rec.Config[KeyS3SecretKey] != Redacted {
+				t.Errorf("effective %s = %q, want it redacted", KeyS3SecretKey, rec.Config[KeyS3SecretKey])
+			}
+			var warns []string
+			for _, l := range lines[1:] {
+				var w struct {
+					Level   string `json:"@level"`
+					Message string `json:"@message"`
+				}
+				if json.Unmarshal([]byte(l), &w) == nil && w.Level == "warn" {
+					warns = append(warns, w.Message)
+				}
+			}
+			if tt.warnSubstring == "" && len(warns) != 0 || tt.warnSubstring != "" && (len(warns) != 1 || !strings.Contains(warns[0], tt.warnSubstring)) {
+				t.Errorf("WARN lines %q, want one containing %q", warns, tt.warnSubstring)
 			}
 		})
 	}
