@@ -120,7 +120,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	ropts.AttemptTimeout = s.RequestTimeout
 	files, err := remote.Open(ctx, s.RemoteDataDir, ropts)
 	if err != nil {
-		return nil, fmt.Errorf("open %s %s: %w", KeyRemoteDataDir, s.RemoteDataDir, err)
+		return nil, fmt.Errorf("open %s %s: %w", s.RemoteDataDirKey, s.RemoteDataDir, err)
 	}
 	a.files = files
 	if err := remote.CheckAtStart(ctx, files, s.RemoteDataDir, s.StorageStartChecks, log); err != nil {

@@ -56,6 +56,15 @@ const (
 // each remote.data.dir scheme as Fluss's file system plugins name them.
 const (
 	KeyRemoteDataDir = "remote.data.dir"
+	// KeyRemoteDataDirs is Fluss 1.0's list of remote directories; its
+	// first entry is used when remote.data.dir is not set (remotedir.go).
+	KeyRemoteDataDirs = "remote.data.dirs"
+	// KeyRemoteDataDirsStrategy and KeyRemoteDataDirsWeights say how Fluss
+	// spreads new tables over remote.data.dirs. Producer offsets do not
+	// depend on them: they are known, so that the typo check leaves them
+	// alone, and never read.
+	KeyRemoteDataDirsStrategy = "remote.data.dirs.strategy"
+	KeyRemoteDataDirsWeights  = "remote.data.dirs.weights"
 
 	KeyS3Endpoint  = "s3.endpoint"
 	KeyS3Region    = "s3.region"
@@ -197,8 +206,9 @@ type ConfigKey struct {
 	Doc string
 }
 
-// configKeys is the table of every key the sidecar reads, in the order of
-// README.md's configuration reference.
+// configKeys is the table of every key the sidecar reads, and of the few
+// Fluss keys beside them it knows and ignores (a row that says so), in the
+// order of README.md's configuration reference.
 var configKeys = []ConfigKey{
 	{Name: KeyBindListeners, Kind: KindListeners, Default: DefaultListeners, Serving: true,
 		Doc: "where to listen, `NAME://host:port,...`"},
@@ -230,8 +240,14 @@ var configKeys = []ConfigKey{
 	{Name: KeyJavaOptsCoordinator, Unset: "none",
 		Doc: "as above, for the coordinator only, after `env.java.opts.all`; `$FLUSS_ENV_JAVA_OPTS_CS` wins over it"},
 
-	{Name: KeyRemoteDataDir, Unset: "(required)",
-		Doc: "`file:///dir`, `/dir`, `s3://bucket/prefix`, `oss://…`, `cosn://…`, `obs://…`, `gs://bucket/prefix`, `abfs[s]://container@account.dfs.core.windows.net/prefix`, `wasb[s]://container@account.blob.core.windows.net/prefix`"},
+	{Name: KeyRemoteDataDir, Unset: "(required unless `remote.data.dirs` is set)",
+		Doc: "where offsets files go (under `producers/`): `file:///dir`, `/dir`, `s3://bucket/prefix`, `oss://…`, `cosn://…`, `obs://…`, `gs://bucket/prefix`, `abfs[s]://container@account.dfs.core.windows.net/prefix`, `wasb[s]://container@account.blob.core.windows.net/prefix`. Used even when `remote.data.dirs` is set, since Fluss's coordinator keeps producer offsets here (a WARN at start when it is not that list's first entry)"},
+	{Name: KeyRemoteDataDirs, Unset: "none",
+		Doc: "Fluss 1.0's remote directories (0.9.x has no such key), comma-separated on one line, an entry quoted `'…'` if it holds a comma; without `remote.data.dir` offsets files go to the first entry. Every entry must be a valid path; an empty entry, or an empty list without `remote.data.dir`, refuses to start; a YAML list is refused, as Fluss's server.yaml reader skips it. The start-up line names the directory used and its key"},
+	{Name: KeyRemoteDataDirsStrategy, Unset: "(ignored)",
+		Doc: "known and ignored: how Fluss picks an entry of `remote.data.dirs` for a new table or partition; producer offsets do not depend on it"},
+	{Name: KeyRemoteDataDirsWeights, Unset: "(ignored)",
+		Doc: "known and ignored: the entries' weights for Fluss's `WEIGHTED_ROUND_ROBIN` strategy; producer offsets do not depend on them"},
 	{Name: KeyS3Endpoint,
 		Doc: "S3 (or S3-compatible) endpoint; each `s3.*` key overrides its counterpart below for `oss`, `cosn`, `obs`"},
 	{Name: KeyS3Region, Doc: "S3 region"},

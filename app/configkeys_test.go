@@ -147,7 +147,8 @@ func TestKeyConstantsAreInTheTable(t *testing.T) {
 func TestKnownKeys(t *testing.T) {
 	for _, k := range []string{"zookeeper.address", "fs.gs.storage.root.url", "gs.storage.root.url", "obs.access.key",
 		"fs.azure.account.key.acct.dfs.core.windows.net", "azure.account.key.acct.dfs.core.windows.net", "azure.account.key",
-		"security.sasl.listener.name.client.plain.jaas.config"} {
+		"security.sasl.listener.name.client.plain.jaas.config",
+		"remote.data.dirs", "remote.data.dirs.strategy", "remote.data.dirs.weights"} {
 		if !IsKnownKey(k) {
 			t.Errorf("%q is not known", k)
 		}

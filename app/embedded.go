@@ -30,7 +30,7 @@ func embeddedSettings(c *config.Config, s *Settings) error {
 		return errors.Join(errs...)
 	}
 	var errs []error
-	for _, k := range []string{KeyZKAddress, KeyRemoteDataDir} {
+	for _, k := range []string{KeyZKAddress, KeyRemoteDataDir, KeyRemoteDataDirs} {
 		if v, ok := c.Lookup(k); ok && v != "" {
 			errs = append(errs, fmt.Errorf("%s: true keeps every snapshot and offsets file in memory, but %s is set (%q); remove one of the two", KeyEmbedded, k, v))
 		}

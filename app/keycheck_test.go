@@ -22,7 +22,11 @@ func TestCheckKeys(t *testing.T) {
 		{"security.sasl.listener.name.client.plain.jaas.config", ""},
 		{"tablet-server.host", ""},
 		{"data.dir", ""},
-		{"remote.data.dirs", `did you mean "remote.data.dir"`},
+		{"remote.data.dirs", ""},
+		{"remote.data.dirs.strategy", ""},
+		{"remote.data.dirs.weights", ""},
+		{"remote.data.dri", `did you mean "remote.data.dir"`},
+		{"remote.data.dirs.weight", `did you mean "remote.data.dirs.weights"`},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			c := config.New()

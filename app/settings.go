@@ -35,12 +35,18 @@ type Settings struct {
 	// JAAS file (zookeeper.go).
 	ZooKeeper ZooKeeperSecurity
 
-	RemoteDataDir string // remote.data.dir (required)
-	S3Endpoint    string // s3.endpoint (or fs.oss.endpoint for oss://)
-	S3Region      string // s3.region
-	S3AccessKey   string // s3.access-key (or fs.oss.accessKeyId)
-	S3SecretKey   string // s3.secret-key (or fs.oss.accessKeySecret)
-	S3PathStyle   bool   // s3.path.style.access
+	// RemoteDataDir is where offsets files go: remote.data.dir, else the
+	// first entry of remote.data.dirs (remotedir.go); RemoteDataDirKey
+	// names the key it came from. Empty in embedded mode.
+	RemoteDataDir    string
+	RemoteDataDirKey string
+	// RemoteDataDirs is remote.data.dirs, split as Fluss splits it.
+	RemoteDataDirs []string
+	S3Endpoint     string // s3.endpoint (or fs.oss.endpoint for oss://)
+	S3Region       string // s3.region
+	S3AccessKey    string // s3.access-key (or fs.oss.accessKeyId)
+	S3SecretKey    string // s3.secret-key (or fs.oss.accessKeySecret)
+	S3PathStyle    bool   // s3.path.style.access
 	// GCS and Azure are read from Fluss's gs and Azure file system keys
 	// (see storage.go); cosn:// and obs:// fill the S3 fields.
 	GCS   remote.GCSOptions
@@ -183,10 +189,7 @@ func FromConfig(c *config.Config) (Settings, error) {
 		add(err)
 	}
 
-	s.RemoteDataDir = c.String(KeyRemoteDataDir, defaultText(KeyRemoteDataDir))
-	if s.RemoteDataDir == "" && !s.Embedded {
-		add(errors.New("'" + KeyRemoteDataDir + "' is required: where the producer offsets files are kept, e.g. file:///var/lib/fluss/remote or s3://bucket/fluss"))
-	}
+	add(readRemoteDir(c, &s))
 	add(readStorageKeys(c, &s))
 	s.S3Endpoint = c.String(KeyS3Endpoint, s.S3Endpoint)
 	s.S3Region = c.String(KeyS3Region, s.S3Region)

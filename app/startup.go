@@ -67,7 +67,9 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 		set(KeyZKRoot, s.ZooKeeperRoot)
 		set(KeyZKSessionTimeout, dur(s.ZooKeeperSessionTimeout))
 		set(KeyZKConnTimeout, dur(s.ZooKeeperConnectionTimeout))
-		set(KeyRemoteDataDir, s.RemoteDataDir)
+		if s.RemoteDataDirKey == KeyRemoteDataDir {
+			set(KeyRemoteDataDir, s.RemoteDataDir)
+		}
 	}
 	set(KeyTTL, dur(s.ProducerOffsetsTTL))
 	set(KeyCleanupInterval, dur(s.CleanupInterval))
@@ -99,24 +101,37 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 		set(KeyPprof, strconv.FormatBool(s.Ops.Pprof))
 	}
 	for k := range out {
-		if IsSensitive(k) && out[k] != "" {
-			out[k] = Redacted
-		}
+		out[k] = redact(k, out[k])
 	}
 	return out
 }
 
-// LogStartup logs one line with the build and the effective configuration;
-// after PrepareStart, also the open-files limit and where
-// sidecar.max-connections came from.
+// redact returns v, or Redacted when key's value must not be logged.
+func redact(key, v string) string {
+	if IsSensitive(key) && v != "" {
+		return Redacted
+	}
+	return v
+}
+
+// LogStartup logs one line with the build, the effective configuration
+// and, outside embedded mode, the remote directory offsets files go to and
+// the key it came from; after PrepareStart, also the open-files limit and
+// where sidecar.max-connections came from.
 func LogStartup(log hclog.Logger, c *config.Config, s Settings) {
 	b := buildinfo.Get()
 	kv := []any{"version", b.Version, "commit", b.Commit, "build_time", b.BuildTime,
 		"go_version", b.GoVersion, "config", EffectiveConfig(c, s)}
+	if !s.Embedded {
+		kv = append(kv, "remote_dir", redact(s.RemoteDataDirKey, s.RemoteDataDir), "remote_dir_from", s.remoteDirSource())
+	}
 	if s.FileLimit != nil {
 		kv = append(kv, "open_files", s.FileLimit.String(), "max_connections_from", s.maxConnectionsNote())
 	}
 	log.Info("starting fluss-sidecar", kv...)
+	if w := s.remoteDirMismatch(); w != "" {
+		log.Warn(w)
+	}
 	if r := c.String(KeyMetricsReporters, ""); r != "" && !s.Ops.Prometheus {
 		log.Warn(KeyMetricsReporters+" lists no reporter the sidecar has (it has prometheus); no metrics are served", "reporters", r)
 	}

@@ -18,13 +18,17 @@ import (
 // kept (a Fluss server.yaml has many) and ignored by readers.
 type Config struct {
 	values map[string]string
+	// sequences are the keys whose value was a YAML sequence in the file,
+	// kept joined with ","; see FromSequence.
+	sequences map[string]bool
 }
 
 // New returns an empty Config.
-func New() *Config { return &Config{values: map[string]string{}} }
+func New() *Config { return &Config{values: map[string]string{}, sequences: map[string]bool{}} }
 
 // Load reads a Fluss-style YAML file. Nested maps are flattened with dots, so
-// both `zookeeper.address: x` and `zookeeper: {address: x}` work.
+// both `zookeeper.address: x` and `zookeeper: {address: x}` work; a YAML
+// sequence becomes its items joined with "," (FromSequence tells which).
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -69,6 +73,7 @@ func (c *Config) flatten(prefix string, m map[string]any) error {
 				parts[i] = fmt.Sprint(p)
 			}
 			c.values[key] = strings.Join(parts, ",")
+			c.sequences[key] = true
 		default:
 			c.values[key] = fmt.Sprint(v)
 		}
@@ -84,12 +89,32 @@ func (c *Config) ApplyOverride(arg string) error {
 	if !ok || k == "" {
 		return fmt.Errorf("override %q: want -Dkey=value", arg)
 	}
-	c.values[k] = strings.TrimSpace(v)
+	c.Set(k, strings.TrimSpace(v))
 	return nil
 }
 
 // Set sets a key.
-func (c *Config) Set(key, value string) { c.values[key] = value }
+func (c *Config) Set(key, value string) {
+	c.values[key] = value
+	delete(c.sequences, key)
+}
+
+// Merge copies every key of src over c, with what FromSequence says of it.
+func (c *Config) Merge(src *Config) {
+	for k, v := range src.values {
+		c.Set(k, v)
+		if src.sequences[k] {
+			c.sequences[k] = true
+		}
+	}
+}
+
+// FromSequence reports whether key's value was written as a YAML sequence
+// (a block list of "- item" lines, or [a, b]), which the Config holds
+// joined with ",". Fluss's server.yaml reader takes one "key: value" per
+// line and never reads a YAML sequence: a key whose value Fluss parses
+// itself can refuse one.
+func (c *Config) FromSequence(key string) bool { return c.sequences[key] }
 
 // Lookup returns a key's value and whether it is set.
 func (c *Config) Lookup(key string) (string, bool) {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,5 +121,121 @@ authorizer.enabled: true
 	}
 	if _, err := Parse([]byte("a: [unclosed")); err == nil {
 		t.Error("bad yaml accepted")
+	}
+}
+
+// TestSplitList holds SplitList to the way Fluss splits a list option
+// written as one string (StructuredOptionsSplitter with ','), the cases of
+// its own tests among them.
+func TestSplitList(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+		err  string // substring of the error; "" when it splits
+	}{
+		{in: "", want: nil},
+		{in: "   ", want: nil},
+		{in: ",", want: nil},
+		{in: "s3://a/fluss", want: []string{"s3://a/fluss"}},
+		{in: "s3://a/fluss,s3://b/fluss", want: []string{"s3://a/fluss", "s3://b/fluss"}},
+		{in: "  s3://a/fluss ,\ts3://b/fluss  ", want: []string{"s3://a/fluss", "s3://b/fluss"}},
+		{in: "a,", want: []string{"a"}},
+		{in: ",a", want: []string{"a"}},
+		{in: "a,,b", want: []string{"a", "", "b"}},
+		{in: "a, ,b", want: []string{"a", "", "b"}},
+		{in: ",,a", want: []string{"", "a"}},
+		{in: "a,,", want: []string{"a", ""}},
+		{in: ",,", want: []string{""}},
+		{in: "'A,B',C", want: []string{"A,B", "C"}},
+		{in: `"A,B","C"`, want: []string{"A,B", "C"}},
+		{in: "'AB''D,B',C", want: []string{"AB'D,B", "C"}},
+		{in: `"AB""D,B",C`, want: []string{`AB"D,B`, "C"}},
+		{in: "A'BD,B',C", want: []string{"A'BD", "B'", "C"}},
+		{in: `'AB"''D,B',C`, want: []string{`AB"'D,B`, "C"}},
+		{in: "   'A,B'    ,   C   ", want: []string{"A,B", "C"}},
+		{in: "'A,B'    ,C A", want: []string{"A,B", "C A"}},
+		{in: "' A    ,B'    ,'   C'", want: []string{" A    ,B", "   C"}},
+		{in: "'',a", want: []string{"", "a"}},
+		{in: "'AB'D,B,C", err: "text after the quoted item at offset 0"},
+		{in: "'a' 'b'", err: "text after the quoted item"},
+		{in: "'A", err: "not closed"},
+		{in: `C,"`, err: "the quote at offset 2 is not closed"},
+	} {
+		got, err := SplitList(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("SplitList(%q) = %q, %v; want an error containing %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("SplitList(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// FuzzSplitList: whatever a value splits into, quoting every item again
+// (a quote doubled inside) and joining them with ',' splits into the same
+// items.
+func FuzzSplitList(f *testing.F) {
+	for _, s := range []string{"a,b", "'A,B',C", `"x""y",,z`, ",,", " a , 'b' ", "'unclosed", "é, ,\u00a0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		items, err := SplitList(s)
+		if err != nil {
+			return
+		}
+		quoted := make([]string, len(items))
+		for i, it := range items {
+			quoted[i] = "'" + strings.ReplaceAll(it, "'", "''") + "'"
+		}
+		again, err := SplitList(strings.Join(quoted, ","))
+		if err != nil || !slices.Equal(again, items) {
+			t.Fatalf("%q split into %q, which quoted and joined splits into %q, %v", s, items, again, err)
+		}
+	})
+}
+
+// TestFromSequence: a YAML sequence is kept joined with ",", and the
+// Config remembers which keys were one, through Merge too; setting the key
+// again forgets it.
+func TestFromSequence(t *testing.T) {
+	c, err := Parse([]byte(`
+remote.data.dirs:
+  - s3://a/fluss
+  - s3://b/fluss
+remote:
+  data.dirs.weights: [1, 2]
+remote.data.dir: s3://a/fluss
+bind.listeners: FLUSS://127.0.0.1:9123
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.String("remote.data.dirs", ""); got != "s3://a/fluss,s3://b/fluss" {
+		t.Errorf("block sequence joined as %q", got)
+	}
+	if got := c.String("remote.data.dirs.weights", ""); got != "1,2" {
+		t.Errorf("flow sequence joined as %q", got)
+	}
+	for key, want := range map[string]bool{"remote.data.dirs": true, "remote.data.dirs.weights": true,
+		"remote.data.dir": false, "bind.listeners": false, "missing": false} {
+		if c.FromSequence(key) != want {
+			t.Errorf("FromSequence(%q) = %v, want %v", key, !want, want)
+		}
+	}
+	merged := New()
+	merged.Set("remote.data.dirs.weights", "3")
+	merged.Merge(c)
+	if !merged.FromSequence("remote.data.dirs") || !merged.FromSequence("remote.data.dirs.weights") || merged.FromSequence("remote.data.dir") {
+		t.Error("Merge lost or invented a sequence")
+	}
+	c.Set("remote.data.dirs", "s3://a/fluss")
+	if err := c.ApplyOverride("-Dremote.data.dirs.weights=1,2"); err != nil {
+		t.Fatal(err)
+	}
+	if c.FromSequence("remote.data.dirs") || c.FromSequence("remote.data.dirs.weights") {
+		t.Error("a key set again is still a sequence")
 	}
 }

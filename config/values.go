@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // durationUnits maps Fluss's duration unit spellings to their length.
@@ -90,6 +92,90 @@ func splitNumber(s string) (num, unit string) {
 		return "", ""
 	}
 	return s[:i], strings.TrimSpace(s[i:])
+}
+
+// SplitList splits the value of a Fluss list option (remote.data.dirs, for
+// one) into its items, by the rules Fluss's configuration applies to a list
+// written as one string:
+//   - items are separated by ',';
+//   - an item that starts with ' or " is quoted up to the matching quote, in
+//     which ',' is literal and a doubled quote stands for one; only
+//     whitespace may follow it before the next ',' or the end;
+//   - any other item runs up to the next ',' and is trimmed; whitespace
+//     before an item is skipped;
+//   - two ',' with only whitespace between give an empty item, but a lone
+//     ',' at the start or the end gives none: "" and "," are the empty list,
+//     "a,,b" and ",,a" hold an empty item.
+//
+// It fails on a quote that is not closed and on text after a quoted item.
+func SplitList(s string) ([]string, error) {
+	type token struct {
+		delim  bool // a ','; otherwise an item
+		quoted bool
+		item   string
+		at     int // byte offset in s
+	}
+	var tokens []token
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == ',':
+			tokens = append(tokens, token{delim: true, at: i})
+			i++
+		case r == '\'' || r == '"':
+			item, end, ok := unquote(s, i)
+			if !ok {
+				return nil, fmt.Errorf("list %q: the quote at offset %d is not closed", s, i)
+			}
+			tokens = append(tokens, token{quoted: true, item: item, at: i})
+			i = end
+		case unicode.IsSpace(r):
+			i += size
+		default:
+			end := strings.IndexByte(s[i:], ',')
+			if end < 0 {
+				end = len(s) - i
+			}
+			tokens = append(tokens, token{item: strings.TrimSpace(s[i : i+end]), at: i})
+			i += end
+		}
+	}
+	var items []string
+	for j, t := range tokens {
+		nextIsDelim, last := j+1 < len(tokens) && tokens[j+1].delim, j+1 == len(tokens)
+		switch {
+		case t.delim:
+			if nextIsDelim {
+				items = append(items, "")
+			}
+		case t.quoted && !nextIsDelim && !last:
+			return nil, fmt.Errorf("list %q: text after the quoted item at offset %d; separate items with ','", s, t.at)
+		default:
+			items = append(items, t.item)
+		}
+	}
+	return items, nil
+}
+
+// unquote reads the quoted item that starts at s[start], a ' or ", and
+// returns it with each doubled quote made one, and the offset after the
+// closing quote; ok is false when the quote is not closed.
+func unquote(s string, start int) (item string, end int, ok bool) {
+	q := s[start]
+	var b strings.Builder
+	for i := start + 1; i < len(s); i++ {
+		if s[i] != q {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == q {
+			b.WriteByte(q)
+			i++
+			continue
+		}
+		return b.String(), i + 1, true
+	}
+	return "", 0, false
 }
 
 // Duration returns a duration value or def.

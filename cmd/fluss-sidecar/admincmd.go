@@ -193,7 +193,7 @@ func openAdmin(ctx context.Context, s app.Settings, log hclog.Logger, parallelis
 	files, err := remote.Open(ctx, s.RemoteDataDir, s.RemoteOptions(log))
 	if err != nil {
 		zc.Close()
-		return nil, nil, fmt.Errorf("open %s %s: %w", app.KeyRemoteDataDir, s.RemoteDataDir, err)
+		return nil, nil, fmt.Errorf("open %s %s: %w", s.RemoteDataDirKey, s.RemoteDataDir, err)
 	}
 	// The files behind the portable layer, as the server has them; the
 	// znodes are read raw, as bytes, which no SnapshotStore offers.

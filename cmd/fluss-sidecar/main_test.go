@@ -127,3 +127,34 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		t.Fatalf("want cleanup-interval error, got %v", err)
 	}
 }
+
+// TestServeReadsRemoteDirsFromFile: remote.data.dirs in a --config file,
+// after serve has merged the file in: on one line its first entry is the
+// remote directory; as a YAML list, which Fluss's reader skips, it is
+// refused.
+func TestServeReadsRemoteDirsFromFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ name, yaml, err string }{
+		{"one line", "remote.data.dirs: file:///tmp/a, file:///tmp/b\n", ""},
+		{"YAML list", "remote.data.dirs:\n  - file:///tmp/a\n  - file:///tmp/b\n", "written as a YAML list"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".yaml")
+		if err := os.WriteFile(path, []byte("zookeeper.address: 127.0.0.1:2181\n"+tt.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := loadConfig([]string{"--config", path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := app.FromConfig(cfg)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: got %v, want an error containing %q", tt.name, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || s.RemoteDataDir != "file:///tmp/a" || s.RemoteDataDirKey != app.KeyRemoteDataDirs {
+			t.Errorf("%s: remote dir %q from %q, %v", tt.name, s.RemoteDataDir, s.RemoteDataDirKey, err)
+		}
+	}
+}

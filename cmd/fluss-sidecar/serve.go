@@ -101,11 +101,9 @@ func loadConfig(args []string) (*config.Config, error) {
 	return cfg, nil
 }
 
-// mergeInto copies every key of src over dst and returns dst.
+// mergeInto copies every key of src over dst, with which of them were YAML
+// sequences, and returns dst.
 func mergeInto(src, dst *config.Config) *config.Config {
-	for _, k := range src.Keys() {
-		v, _ := src.Lookup(k)
-		dst.Set(k, v)
-	}
+	dst.Merge(src)
 	return dst
 }
