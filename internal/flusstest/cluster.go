@@ -53,7 +53,8 @@ type Config struct {
 	// coordinator advertises for it (the sidecar's, in proxy deployment (a)).
 	CoordinatorAdvertised map[string]string
 	// Extra holds more server.yaml keys for every server, and
-	// CoordinatorExtra for the coordinator only.
+	// CoordinatorExtra for the coordinator only. An empty value removes a
+	// key the kit would write (remote.data.dir, say).
 	Extra, CoordinatorExtra map[string]string
 	// JVMOptions replace the default heap and JIT options of every server.
 	JVMOptions []string
@@ -161,6 +162,9 @@ func (c *Cluster) Config() Config { return c.cfg }
 
 // Dir is the folder of the servers' configuration, data and logs.
 func (c *Cluster) Dir() string { return c.cfg.Dir }
+
+// ConfigPath is the server.yaml the server was started with.
+func (s *Server) ConfigPath() string { return filepath.Join(s.dir, "conf", "server.yaml") }
 
 // WaitReady waits until every server runs and the coordinator's
 // GET_METADATA names every tablet server.
@@ -300,6 +304,9 @@ func (c *Cluster) serverYAML(s *Server, tablet int) string {
 	}
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		if kv[k] == "" {
+			continue
+		}
 		fmt.Fprintf(&b, "%s: %s\n", k, kv[k])
 	}
 	return b.String()

@@ -129,6 +129,10 @@ zookeeper.path.root: /fluss
 			t.Errorf("tablet server.yaml lacks %q:\n%s", line, tablet)
 		}
 	}
+	c.cfg.Extra = map[string]string{"remote.data.dir": "", "remote.data.dirs": "/a,/b"}
+	if y := c.serverYAML(s, 0); strings.Contains(y, "remote.data.dir:") || !strings.Contains(y, "remote.data.dirs: /a,/b\n") {
+		t.Errorf("an empty Extra value must remove the kit's key:\n%s", y)
+	}
 	if strings.Contains(tablet, "advertised.listeners") {
 		t.Errorf("a tablet server advertises the coordinator's addresses:\n%s", tablet)
 	}
