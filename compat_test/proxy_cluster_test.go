@@ -27,8 +27,13 @@ import (
 // (a) the coordinator advertises the sidecar for the client listener;
 // (b) the sidecar rewrites GET_METADATA answers that pass through it.
 
-// clientListener is the cluster's and the sidecar's client listener.
-const clientListener = "CLIENT"
+// clientListener is the cluster's and the sidecar's client listener;
+// proxyListener the cluster's listener for the sidecar alone, found through
+// ZooKeeper in deployment "a-zk".
+const (
+	clientListener = "CLIENT"
+	proxyListener  = "PROXY"
+)
 
 // proxyUsers are the SASL/PLAIN users of the secured rigs; admin is the
 // cluster's super user, alice has no ACL.
@@ -44,8 +49,10 @@ type proxyRig struct {
 }
 
 // startProxyRig starts a cluster of release r and a proxy sidecar in the
-// deployment ("a" or "b"), both on one ZooKeeper root, SASL/PLAIN on the
-// client listener of both when sasl is set.
+// deployment, both on one ZooKeeper root, SASL/PLAIN on the client
+// listener of both when sasl is set. Deployments: "a" and "b" of
+// docs/proxy.md, the upstream a static address; "a-zk" is (a) with the
+// upstream read from ZooKeeper, the coordinator's listener PROXY.
 func startProxyRig(t *testing.T, r flusstest.Release, deployment string, sasl bool) *proxyRig {
 	t.Helper()
 	zk := zktest.StartT(t)
@@ -63,8 +70,11 @@ func startProxyRig(t *testing.T, r flusstest.Release, deployment string, sasl bo
 	if sasl {
 		cfg.Users, cfg.SuperUsers = proxyUsers, []string{"admin"}
 	}
-	if deployment == "a" {
+	if deployment != "b" {
 		cfg.CoordinatorAdvertised = map[string]string{clientListener: addr}
+	}
+	if deployment == "a-zk" {
+		cfg.Listeners = append(cfg.Listeners, flusstest.Listener{Name: proxyListener, SASL: sasl})
 	}
 	c := flusstest.StartT(t, cfg)
 	kv := map[string]string{
@@ -73,8 +83,12 @@ func startProxyRig(t *testing.T, r flusstest.Release, deployment string, sasl bo
 		app.KeyMode:            "proxy",
 		app.KeyUpstreamAddress: c.Coordinator.Endpoint(clientListener),
 	}
-	if deployment == "b" {
+	switch deployment {
+	case "b":
 		kv[app.KeyRewriteMetadata] = "true"
+	case "a-zk":
+		delete(kv, app.KeyUpstreamAddress)
+		kv[app.KeyUpstreamListenerName] = proxyListener
 	}
 	if sasl {
 		kv["security.protocol.map"] = clientListener + ":SASL"
@@ -172,7 +186,7 @@ func firstTable(r *messages.GetProducerOffsetsResponse) *messages.PbProducerTabl
 // refresh a Fluss client makes later), and whether producer-offsets calls
 // then reach a server that serves them.
 func TestProxyRealClusterRouting(t *testing.T) {
-	for _, deployment := range []string{"a", "b"} {
+	for _, deployment := range []string{"a", "b", "a-zk"} {
 		t.Run(deployment, func(t *testing.T) {
 			r := startProxyRig(t, flusstest.Fluss070, deployment, false)
 			ctx := t.Context()
@@ -180,6 +194,20 @@ func TestProxyRealClusterRouting(t *testing.T) {
 			coord, tablets, err := metadataCoordinator(ctx, viaSidecar)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if deployment == "a-zk" {
+				// Fluss answers GET_METADATA with the endpoints of the
+				// listener the request came in on: the sidecar's upstream
+				// connection arrives on PROXY, so the client is sent to
+				// the coordinator's and the tablet servers' PROXY
+				// endpoints, around the sidecar.
+				wantCoord := r.cluster.Coordinator.Endpoint(proxyListener)
+				wantTablet := r.cluster.Tablets[0].Endpoint(proxyListener)
+				if coord != wantCoord || len(tablets) != 1 || tablets[0] != wantTablet {
+					t.Fatalf("(a) through a PROXY listener: GET_METADATA names coordinator %s and tablet servers %v, measured before: %s and [%s]", coord, tablets, wantCoord, wantTablet)
+				}
+				t.Logf("(a) with the upstream found in ZooKeeper on listener PROXY: clients are sent to %s, the real coordinator", coord)
+				return
 			}
 			if coord != r.addr {
 				t.Errorf("GET_METADATA through the sidecar names coordinator %s, want the sidecar %s", coord, r.addr)
@@ -204,7 +232,7 @@ func TestProxyRealClusterRouting(t *testing.T) {
 			})
 			real := r.cluster.Coordinator.Endpoint(clientListener)
 			switch deployment {
-			case "a":
+			case "a", "a-zk":
 				if refreshed != r.addr {
 					t.Fatalf("(a) a tablet server names coordinator %s, want the sidecar %s", refreshed, r.addr)
 				}
