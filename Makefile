@@ -26,7 +26,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps vet fmt clean clean-data compat compat-embedded embedded-startup image
+.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps vet fmt clean clean-data compat compat-embedded fluss-client embedded-startup image
 
 all: build
 
@@ -103,6 +103,15 @@ soak: deps
 # compat_test/README.md): make compat BOOTSTRAP=host:port
 compat: deps
 	compat_test/run.sh --bootstrap $(BOOTSTRAP)
+
+# Fluss's released Java client, unchanged (compat_test/flussclient), against a
+# running sidecar or Fluss cluster: make fluss-client BOOTSTRAP=host:port
+# [FLUSS_USER=u FLUSS_PASSWORD=p] [SCENARIOS="ping tables offsets refresh"]
+FLUSS_USER ?=
+FLUSS_PASSWORD ?=
+SCENARIOS ?= ping tables offsets refresh
+fluss-client: deps
+	scripts/fluss-client.sh --bootstrap $(BOOTSTRAP) $(if $(FLUSS_USER),--user $(FLUSS_USER) --password $(FLUSS_PASSWORD)) $(SCENARIOS)
 
 # The same clients against the binary in embedded mode (no ZooKeeper, no
 # remote storage), started on a free port by scripts/compat-embedded.sh.
