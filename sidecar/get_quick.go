@@ -89,17 +89,17 @@ func getRequestID(body []byte) (id []byte, ok bool) {
 }
 
 // appendGetResponse appends the encoding of the GetProducerOffsetsResponse
-// for snap to dst, keeping the tables keep admits (all if keep is nil). It
-// is byte for byte what proto.Marshal makes of the message the handler
-// builds (fields in number order, every bucket with its log end offset),
-// which get_quick_test.go checks.
+// for snap to dst, listing the tables answerTables keeps. It is byte for
+// byte what proto.Marshal makes of the message the handler builds (fields
+// in number order, every bucket with its log end offset), which
+// get_quick_test.go checks.
 func appendGetResponse(dst []byte, snap producer.Snapshot, keep func(tableID int64) bool) []byte {
 	dst = protowire.AppendTag(dst, getRespProducerID, protowire.BytesType)
 	dst = protowire.AppendString(dst, snap.ProducerID)
 	dst = protowire.AppendTag(dst, getRespExpirationTime, protowire.VarintType)
 	dst = protowire.AppendVarint(dst, uint64(snap.ExpirationTime))
 	for _, t := range snap.Tables {
-		if keep != nil && !keep(t.TableID) {
+		if !answered(t, keep) {
 			continue
 		}
 		dst = protowire.AppendTag(dst, getRespTableOffsets, protowire.BytesType)

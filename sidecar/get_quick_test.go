@@ -31,16 +31,10 @@ import (
 // appendGetResponse must equal.
 func handlerBody(t testing.TB, snap producer.Snapshot, keep func(int64) bool) []byte {
 	t.Helper()
-	var kept []offsets.TableOffsets
-	for _, tb := range snap.Tables {
-		if keep == nil || keep(tb.TableID) {
-			kept = append(kept, tb)
-		}
-	}
 	resp := &messages.GetProducerOffsetsResponse{
 		ProducerId:     proto.String(snap.ProducerID),
 		ExpirationTime: proto.Int64(snap.ExpirationTime),
-		TableOffsets:   tableOffsetsToProto(kept),
+		TableOffsets:   tableOffsetsToProto(answerTables(snap.Tables, keep)),
 	}
 	b, err := proto.Marshal(resp)
 	if err != nil {
@@ -352,6 +346,65 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 			}
 			register("changing", 60000, 3)
 			check("changing", 3)
+		})
+	}
+}
+
+// TestGetLeavesOutTablesWithoutBuckets: a table whose offsets file holds no
+// bucket (a coordinator writes one of holes only for log end offsets of -1)
+// gets no entry in a GET answer, as a coordinator answers, on the quick
+// path and the handler's, with and without authorization; the tables
+// around it keep their order.
+func TestGetLeavesOutTablesWithoutBuckets(t *testing.T) {
+	for _, authorize := range []bool{false, true} {
+		t.Run(fmt.Sprintf("authorization=%v", authorize), func(t *testing.T) {
+			ctx := t.Context()
+			store := &cachedMem{Store: memstore.New(memstore.Options{})}
+			snaps, files := storage.CheckedSnapshots(store), storage.CheckedFilesAndOrphans(store)
+			reg, err := producer.New(producer.Config{Snapshots: snaps, Files: files, FastPaths: storage.FastPathsOf(snaps, files)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{Registry: reg, Advertised: []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 1}}}
+			if authorize {
+				cfg.Authorizer, cfg.Tables = evenTables{}, evenTables{}
+			}
+			sc, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const id = "holes"
+			var snap offsets.Snapshot
+			snap.ExpirationTime = 1735538268000
+			for _, tb := range []offsets.TableOffsets{
+				{TableID: 4, Buckets: []offsets.BucketOffset{{BucketID: 1, LogEndOffset: 7}}},
+				{TableID: 6},
+				{TableID: 8, Buckets: []offsets.BucketOffset{{Partitioned: true, PartitionID: 3, BucketID: 0, LogEndOffset: 9}}},
+			} {
+				path, err := store.WriteOffsets(ctx, id, tb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap.Tables = append(snap.Tables, offsets.FileRef{TableID: tb.TableID, OffsetsPath: path})
+			}
+			if created, err := store.CreateSnapshot(ctx, id, snap); err != nil || !created {
+				t.Fatalf("create: %v %v", created, err)
+			}
+			want, err := proto.Marshal(&messages.GetProducerOffsetsResponse{
+				ProducerId: proto.String(id), ExpirationTime: proto.Int64(snap.ExpirationTime),
+				TableOffsets: []*messages.PbProducerTableOffsets{
+					{TableId: proto.Int64(4), BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(1), LogEndOffset: proto.Int64(7)}}},
+					{TableId: proto.Int64(8), BucketOffsets: []*messages.PbBucketOffset{{PartitionId: proto.Int64(3), BucketId: proto.Int32(0), LogEndOffset: proto.Int64(9)}}},
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := getBoth(t, ctx, dialServer(t, sc.Mux()), dialServer(t, sc.Mux().WithoutQuick()), id)
+			for name, r := range map[string]wire.Response{"quick": a, "handler": b} {
+				if r.Type != wire.ResponseSuccess || !bytes.Equal(r.Body, want) {
+					t.Errorf("%s: answer %v %x, want %x", name, r.Type, r.Body, want)
+				}
+			}
 		})
 	}
 }
