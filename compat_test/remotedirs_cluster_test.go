@@ -56,10 +56,10 @@ func TestRemoteDataDirsBesideCoordinator(t *testing.T) {
 	shared, other := t.TempDir(), t.TempDir()
 	c := flusstest.StartT(t, flusstest.Config{
 		Release: flusstest.Fluss091, ZooKeeper: zk.Addr, Root: zktest.UniqueRoot(),
-		RemoteDir: shared,
+		RemoteDir: "file://" + shared,
 		// A list whose first entry is not remote.data.dir: Fluss's producer
 		// offsets follow remote.data.dir.
-		Extra: map[string]string{"remote.data.dirs": other + "," + shared},
+		Extra: map[string]string{"remote.data.dirs": "file://" + other + ",file://" + shared},
 	})
 	coordinator := dialPlain(t, c.Coordinator.Endpoint(flusstest.InternalListener))
 
@@ -70,7 +70,7 @@ func TestRemoteDataDirsBesideCoordinator(t *testing.T) {
 		{"the coordinator's own file", func(*config.Config) {}},
 		{"remote.data.dirs only, the coordinator's directory first", func(cfg *config.Config) {
 			cfg.Set("remote.data.dir", "")
-			cfg.Set("remote.data.dirs", shared+","+other)
+			cfg.Set("remote.data.dirs", "file://"+shared+",file://"+other)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,7 +38,10 @@ type Config struct {
 	// Dir holds the servers' configuration, data and logs; default a new
 	// temporary folder that Close removes.
 	Dir string
-	// RemoteDir is remote.data.dir; default Dir/remote.
+	// RemoteDir is remote.data.dir; default file://Dir/remote. Give it as
+	// a file:// URL: with a bare path a coordinator's orphan cleanup
+	// compares its listing's URLs with the bare paths its znodes hold and
+	// deletes live files (docs/storage-format.md, the Java weaknesses).
 	RemoteDir string
 	// Tablets is the number of tablet servers; default 1.
 	Tablets int
@@ -79,7 +82,7 @@ func (c *Config) withDefaults() error {
 		c.Tablets = 1
 	}
 	if c.RemoteDir == "" {
-		c.RemoteDir = filepath.Join(c.Dir, "remote")
+		c.RemoteDir = "file://" + filepath.Join(c.Dir, "remote")
 	}
 	if c.JVMOptions == nil {
 		c.JVMOptions = DefaultJVMOptions
