@@ -19,6 +19,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -216,8 +217,9 @@ func TestMetricsPprofAndDefaults(t *testing.T) {
 }
 
 type readyBody struct {
-	Ready   bool     `json:"ready"`
-	Missing []string `json:"missing"`
+	Ready    bool     `json:"ready"`
+	Missing  []string `json:"missing"`
+	Warnings []string `json:"warnings"`
 }
 
 // waitReady polls /readyz until its status is want (the deadline only
@@ -290,6 +292,67 @@ func TestReadyzProxyWithoutCoordinator(t *testing.T) {
 	}
 	if got := value(scrape(t, a), "fluss_sidecar_proxy_upstreamKnown"); got != 0 {
 		t.Errorf("upstreamKnown %v", got)
+	}
+}
+
+// TestProxyMetadataBypassReported: a coordinator whose GET_METADATA
+// answer names another coordinator than the sidecar sets
+// fluss_sidecar_proxy_metadataBypass and a /readyz warning (the sidecar
+// stays ready); naming the sidecar clears both; with the rewrite on
+// nothing is reported.
+func TestProxyMetadataBypassReported(t *testing.T) {
+	fake, err := fakecoord.Start(fakecoord.Config{}) // names itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	metadata := func(a *app.App) {
+		t.Helper()
+		c := dialProxy(t, a.Addr())
+		if _, err := c.Handshake(callCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Call(callCtx(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &messages.MetadataResponse{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const gauge = "fluss_sidecar_proxy_metadataBypass"
+	a := apptest.Start(t, sharedZK, reporterOn(map[string]string{"sidecar.mode": "proxy", "sidecar.upstream.address": fake.Addr()}))
+	if r := waitReady(t, a, 200); len(r.Warnings) != 0 {
+		t.Fatalf("warnings before any GET_METADATA: %+v", r)
+	}
+	if got := value(scrape(t, a), gauge); got != 0 {
+		t.Fatalf("%s %v before any GET_METADATA, want 0", gauge, got)
+	}
+
+	metadata(a)
+	if got := value(scrape(t, a), gauge); got != 1 {
+		t.Errorf("%s %v with the coordinator naming itself, want 1", gauge, got)
+	}
+	r := waitReady(t, a, 200)
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "producer-offsets requests to "+fake.Addr()+", not to this sidecar") {
+		t.Errorf("/readyz %+v, want one warning naming %s", r, fake.Addr())
+	}
+
+	if err := fake.Advertise(a.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	metadata(a)
+	if got := value(scrape(t, a), gauge); got != 0 {
+		t.Errorf("%s %v with the coordinator naming the sidecar, want 0", gauge, got)
+	}
+	if r := waitReady(t, a, 200); len(r.Warnings) != 0 {
+		t.Errorf("/readyz %+v with the coordinator naming the sidecar, want no warning", r)
+	}
+
+	if err := fake.Advertise(""); err != nil {
+		t.Fatal(err)
+	}
+	rw := apptest.Start(t, sharedZK, reporterOn(map[string]string{"sidecar.mode": "proxy", "sidecar.upstream.address": fake.Addr(),
+		"sidecar.proxy.rewrite-metadata": "true"}))
+	metadata(rw)
+	if got := value(scrape(t, rw), gauge); got != 0 {
+		t.Errorf("%s %v with the rewrite on, want 0", gauge, got)
 	}
 }
 

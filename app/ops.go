@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,6 +87,7 @@ type ops struct {
 	storageErr  error
 	zkConnected func() bool
 	upstream    proxy.UpstreamSource
+	proxies     []*proxy.Proxy // one per listener in proxy mode
 }
 
 func newOps(s Settings, log hclog.Logger) (*ops, error) {
@@ -101,7 +103,7 @@ func newOps(s Settings, log hclog.Logger) (*ops, error) {
 	}
 	o.m = m
 	o.http, err = opshttp.Start(opshttp.Config{
-		Host: s.Ops.Host, Ports: s.Ops.Ports, Gatherer: reg, Ready: o.missing, Pprof: s.Ops.Pprof, Logger: log,
+		Host: s.Ops.Host, Ports: s.Ops.Ports, Gatherer: reg, Ready: o.missing, Warnings: o.warnings, Pprof: s.Ops.Pprof, Logger: log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", KeyPrometheusPort, err)
@@ -169,6 +171,9 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 				_, err := o.currentUpstream()
 				return metrics.Bool(err == nil)
 			})
+			o.m.GaugeFunc("proxy_metadataBypass", "1 while the coordinator's last checked GET_METADATA answer names another coordinator than this sidecar, so clients that refresh metadata leave it (docs/proxy.md), else 0.", func() float64 {
+				return metrics.Bool(len(o.bypassed()) > 0)
+			})
 		}
 	}
 	// Without the reporter nothing reads readiness: one success is enough.
@@ -193,6 +198,39 @@ func (o *ops) watchCache(c *snapcache.Cache) {
 	if err := o.m.WatchSnapshotCache(c.Stats); err != nil {
 		o.log.Warn("snapshot cache metrics not exported", "error", err)
 	}
+}
+
+// watchProxy adds a listener's proxy to what the metadata-bypass gauge and
+// /readyz's warnings read.
+func (o *ops) watchProxy(p *proxy.Proxy) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.proxies = append(o.proxies, p)
+}
+
+// bypassed returns the coordinator addresses, other than this sidecar's,
+// that the proxies' last checked GET_METADATA answers name.
+func (o *ops) bypassed() []string {
+	o.mu.Lock()
+	proxies := o.proxies
+	o.mu.Unlock()
+	var out []string
+	for _, p := range proxies {
+		if coord, bypass := p.MetadataBypass(); bypass && !slices.Contains(out, coord) {
+			out = append(out, coord)
+		}
+	}
+	return out
+}
+
+// warnings says, for /readyz, what the sidecar serves despite.
+func (o *ops) warnings() []string {
+	var out []string
+	for _, coord := range o.bypassed() {
+		out = append(out, "proxy: the coordinator's GET_METADATA answer names "+coord+" as coordinator, not this sidecar: "+
+			"clients that refresh metadata will send producer-offsets requests to "+coord+", not to this sidecar; see docs/proxy.md")
+	}
+	return out
 }
 
 func (o *ops) currentUpstream() (string, error) {

@@ -41,13 +41,15 @@ func (a *App) startUpstream(ctx context.Context, s Settings, zc *zk.Client, log 
 // listener serves, it learns the coordinator's API list, so that
 // API_VERSIONS, answered without waiting on the coordinator, lists its
 // keys; if the coordinator is down, it says so now and keeps trying for as
-// long as runCtx lives.
+// long as runCtx lives. Each listener's proxy is reported to ops, for the
+// metadata-bypass gauge and /readyz's warnings.
 func (a *App) proxyListener(ctx, runCtx context.Context, s Settings, upstream proxy.UpstreamSource, log hclog.Logger) func(assembly.Listener, wire.ServerConfig) (wire.ServerConfig, error) {
 	return func(l assembly.Listener, base wire.ServerConfig) (wire.ServerConfig, error) {
 		cfg, p, err := proxyServerConfig(base, s, l.Sidecar, upstream, l.AllBound, l.Advertised, l.Protocol, log)
 		if err != nil {
 			return base, err
 		}
+		a.ops.watchProxy(p)
 		wctx, wcancel := context.WithTimeout(ctx, proxy.DefaultConnectTimeout)
 		werr := p.Warm(wctx)
 		wcancel()
@@ -70,10 +72,11 @@ func proxyServerConfig(base wire.ServerConfig, s Settings, sc *sidecar.Sidecar, 
 	}
 	self = append(self, advertised.Address())
 	cfg := proxy.Config{
-		Upstream:  upstream,
-		Local:     sc.Mux(),
-		SelfAddrs: self,
-		Logger:    log,
+		Upstream:   upstream,
+		Local:      sc.Mux(),
+		SelfAddrs:  self,
+		Advertised: advertised.Address(),
+		Logger:     log,
 	}
 	if s.RewriteMetadata {
 		cfg.RewriteMetadata = &proxy.RewriteRule{Host: advertised.Host, Port: int32(advertised.Port)}

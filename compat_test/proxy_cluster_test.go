@@ -82,6 +82,10 @@ func startProxyRig(t *testing.T, r flusstest.Release, deployment string, sasl bo
 		app.KeyZKRoot:          cfg.Root,
 		app.KeyMode:            "proxy",
 		app.KeyUpstreamAddress: c.Coordinator.Endpoint(clientListener),
+		// The operations endpoint, for the metadata-bypass gauge.
+		app.KeyMetricsReporters: "prometheus",
+		app.KeyPrometheusPort:   "0",
+		app.KeyMetricsHost:      "127.0.0.1",
 	}
 	switch deployment {
 	case "b":
@@ -139,6 +143,26 @@ func metadataCoordinator(ctx context.Context, c *wire.Client) (string, []string,
 	return net.JoinHostPort(cs.GetHost(), strconv.Itoa(int(cs.GetPort()))), tablets, nil
 }
 
+// bypassGauge scrapes fluss_sidecar_proxy_metadataBypass from the sidecar.
+func (r *proxyRig) bypassGauge(t *testing.T) float64 {
+	t.Helper()
+	code, body := apptest.HTTPGet(t, "http://"+r.sidecar.MetricsAddr()+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics answered %d", code)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, "fluss_sidecar_proxy_metadataBypass "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("metadataBypass %q: %v", v, err)
+			}
+			return f
+		}
+	}
+	t.Fatal("the sidecar exports no fluss_sidecar_proxy_metadataBypass")
+	return 0
+}
+
 // offsetsRoundTrip registers a snapshot of id through c, reads it back and
 // deletes it, and fails the test on any difference.
 func offsetsRoundTrip(t *testing.T, c *wire.Client, id string) {
@@ -184,7 +208,9 @@ func firstTable(r *messages.GetProducerOffsetsResponse) *messages.PbProducerTabl
 // TestProxyRealClusterRouting: where GET_METADATA sends a client in each
 // deployment, asked through the sidecar and asked of a tablet server (the
 // refresh a Fluss client makes later), and whether producer-offsets calls
-// then reach a server that serves them.
+// then reach a server that serves them; and whether the sidecar reports
+// the answer it forwarded as sending clients around it (only in "a-zk":
+// "b" rewrites, so it is not checked).
 func TestProxyRealClusterRouting(t *testing.T) {
 	for _, deployment := range []string{"a", "b", "a-zk"} {
 		t.Run(deployment, func(t *testing.T) {
@@ -194,6 +220,13 @@ func TestProxyRealClusterRouting(t *testing.T) {
 			coord, tablets, err := metadataCoordinator(ctx, viaSidecar)
 			if err != nil {
 				t.Fatal(err)
+			}
+			wantBypass := 0.0
+			if deployment == "a-zk" {
+				wantBypass = 1
+			}
+			if got := r.bypassGauge(t); got != wantBypass {
+				t.Errorf("fluss_sidecar_proxy_metadataBypass %v after GET_METADATA naming %s, want %v", got, coord, wantBypass)
 			}
 			if deployment == "a-zk" {
 				// Fluss answers GET_METADATA with the endpoints of the

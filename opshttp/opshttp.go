@@ -1,6 +1,7 @@
 // Package opshttp serves the sidecar's operations endpoint over HTTP:
 // /metrics (Prometheus), /healthz (the process is alive), /readyz (ready to
-// serve requests) and, when enabled, /debug/pprof/.
+// serve requests, and what an operator should fix meanwhile) and, when
+// enabled, /debug/pprof/.
 package opshttp
 
 import (
@@ -32,6 +33,10 @@ type Config struct {
 	// Ready returns what the sidecar still lacks to serve requests; empty
 	// means ready. Nil is always ready.
 	Ready func() []string
+	// Warnings returns what the sidecar serves despite, for an operator to
+	// fix (a misconfiguration that sends clients elsewhere); /readyz lists
+	// them without changing its status. Nil has none.
+	Warnings func() []string
 	// Pprof serves net/http/pprof under /debug/pprof/.
 	Pprof bool
 	// Logger is the parent logger; the server logs to "opshttp".
@@ -47,8 +52,9 @@ type Server struct {
 
 // readiness is /readyz's JSON body.
 type readiness struct {
-	Ready   bool     `json:"ready"`
-	Missing []string `json:"missing,omitempty"`
+	Ready    bool     `json:"ready"`
+	Missing  []string `json:"missing,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Start binds the first free port of cfg.Ports and serves until Close.
@@ -79,8 +85,12 @@ func Start(cfg Config) (*Server, error) {
 		if cfg.Ready != nil {
 			missing = cfg.Ready()
 		}
+		var warnings []string
+		if cfg.Warnings != nil {
+			warnings = cfg.Warnings()
+		}
 		w.Header().Set("Content-Type", "application/json")
-		body := readiness{Ready: len(missing) == 0, Missing: missing}
+		body := readiness{Ready: len(missing) == 0, Missing: missing, Warnings: warnings}
 		if !body.Ready {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}

@@ -87,7 +87,8 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 // TestEndpoints: the first free port of the range is bound; /readyz says
-// what is missing with 503 until nothing is; pprof only when enabled.
+// what is missing with 503 until nothing is, and lists warnings without
+// changing its status; pprof only when enabled.
 func TestEndpoints(t *testing.T) {
 	// Take a port, then offer it first in the range: the next one is used.
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
@@ -96,7 +97,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	defer taken.Close()
 	busy := taken.Addr().(*net.TCPAddr).Port
-	var ready atomic.Bool
+	var ready, warn atomic.Bool
 	reg := prometheus.NewRegistry()
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "fluss_sidecar_test_total", Help: "test"})
 	reg.MustRegister(c)
@@ -109,6 +110,12 @@ func TestEndpoints(t *testing.T) {
 					return nil
 				}
 				return []string{"zookeeper: no session"}
+			},
+			Warnings: func() []string {
+				if warn.Load() {
+					return []string{"proxy: clients are sent around the sidecar"}
+				}
+				return nil
 			},
 		})
 		if err != nil {
@@ -131,6 +138,18 @@ func TestEndpoints(t *testing.T) {
 		if code, body := get(t, base+"/readyz"); code != 200 || strings.TrimSpace(body) != `{"ready":true}` {
 			t.Errorf("readyz when ready: %d %q", code, body)
 		}
+		warn.Store(true)
+		if code, body := get(t, base+"/readyz"); code != 200 || strings.TrimSpace(body) != `{"ready":true,"warnings":["proxy: clients are sent around the sidecar"]}` {
+			t.Errorf("readyz when ready with a warning: %d %q", code, body)
+		}
+		ready.Store(false)
+		code, body = get(t, base+"/readyz")
+		r = readiness{}
+		if err := json.Unmarshal([]byte(body), &r); err != nil || code != 503 || r.Ready || len(r.Missing) != 1 || len(r.Warnings) != 1 {
+			t.Errorf("readyz while not ready with a warning: %d %q %v", code, body, err)
+		}
+		ready.Store(true)
+		warn.Store(false)
 		if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "fluss_sidecar_test_total 3") {
 			t.Errorf("metrics %d %q", code, body)
 		}

@@ -24,6 +24,14 @@
 //     with the locally served keys (the local range wins) and its
 //     server_type, or the local list alone while none is known. GET_METADATA (1012) is always forwarded, and rewritten
 //     only when Config.RewriteMetadata is set (see RewriteMetadata).
+//   - Without the rewrite, the first GET_METADATA answer of each upstream
+//     connection is read for its coordinator_server (MetadataCoordinator;
+//     until then GET_METADATA takes the ordinary path, later ones the fast
+//     path unread). A Fluss server names the endpoints of the listener the
+//     request arrived on, so an address that is not the sidecar's (SelfAddrs,
+//     Advertised) means the upstream is the wrong listener and clients that
+//     refresh their metadata leave the sidecar: one WARN per address, and
+//     MetadataBypass reports it (the app's proxy_metadataBypass gauge).
 //   - The first error on an open upstream connection (disconnect,
 //     SERVER_FAILURE, a refused login) closes it;
 //     every forwarded request in flight, and any forwarded later on that
@@ -45,18 +53,23 @@
 //     (sidecar.upstream.listener-name). It is asked when each upstream
 //     connection opens: after a leader change new client connections go to
 //     the new leader while existing ones keep theirs until it fails. An
-//     upstream that resolves to one of Config.SelfAddrs is refused.
+//     upstream that resolves to one of Config.SelfAddrs or Advertised is
+//     refused. Discovery suits deployment (b) of docs/proxy.md only: the
+//     listener it dials is advertised as the coordinator, whose metadata
+//     then names itself.
 //
 // # Plugging it in
 //
-//	disc, _ := proxy.NewZKDiscovery(proxy.ZKDiscoveryConfig{ZK: zc, ListenerName: "FLUSS", Logger: log})
-//	go disc.Run(ctx)                     // or: Upstream: proxy.StaticUpstream("10.0.0.5:9124")
 //	p, err := proxy.New(proxy.Config{
-//		Upstream:  disc,
-//		Local:     sc.Mux(),             // the sidecar's APIs; 1000 and 1012 in it are ignored
-//		SelfAddrs: []string{"0.0.0.0:9123", "sidecar.example:9123"}, // bind + advertised
-//		UpstreamCredentials: creds,      // only on a SASL listener; nil on PLAINTEXT
-//		Logger:    log,
+//		// The coordinator's client listener, advertised as the sidecar
+//		// (deployment (a)). Or, with RewriteMetadata (deployment (b)):
+//		// a *ZKDiscovery from proxy.NewZKDiscovery, run with go disc.Run(ctx).
+//		Upstream:   proxy.StaticUpstream("127.0.0.1:9124"),
+//		Local:      sc.Mux(),                  // the sidecar's APIs; 1000 and 1012 in it are ignored
+//		SelfAddrs:  []string{"0.0.0.0:9123"},  // bind
+//		Advertised: "sidecar.example:9123",    // what clients bootstrap from
+//		UpstreamCredentials: creds,            // only on a SASL listener; nil on PLAINTEXT
+//		Logger:     log,
 //	})
 //	srv := wire.NewServer(p.ServerConfig(wire.ServerConfig{Gate: securityGate, ListenerName: "FLUSS", ...}))
 //

@@ -50,6 +50,10 @@ type link struct {
 	// fast path (open, logged in if needed, not failed); nil otherwise.
 	fast  atomic.Pointer[upstreamConn]
 	reply atomic.Pointer[wire.Replier] // the client connection's Replier
+	// metadataChecked is set once a GET_METADATA answer of this link has
+	// been checked (Proxy.checkMetadata); until then GET_METADATA takes
+	// the ordinary path, where its answer is seen.
+	metadataChecked atomic.Bool
 	// answerFn is l.answer, made once so Send needs no allocation for it.
 	answerFn wire.SendFunc
 
@@ -251,13 +255,13 @@ func (l *link) enableFast(up *upstreamConn) {
 // client from the upstream reader, through reply, with no goroutine of its
 // own. It reports false, leaving the request to the ordinary path, whenever
 // something needs more than that: the link not yet ready or failed, a
-// changed user, a metadata answer to rewrite.
+// changed user, a metadata answer to rewrite or, once per link, to check.
 func (l *link) tryForward(h wire.RequestHeader, body []byte, reply *wire.Replier) bool {
 	up := l.fast.Load()
 	if up == nil {
 		return false
 	}
-	if h.APIKey == messages.KeyGetMetadata && l.p.cfg.RewriteMetadata != nil {
+	if h.APIKey == messages.KeyGetMetadata && (l.p.cfg.RewriteMetadata != nil || !l.metadataChecked.Load()) {
 		return false
 	}
 	if creds := l.p.cfg.UpstreamCredentials; creds != nil {

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -110,4 +112,56 @@ func appendHost(b []byte, host string) []byte {
 func appendPort(b []byte, port int32) []byte {
 	b = protowire.AppendTag(b, serverNodePortField, protowire.VarintType)
 	return protowire.AppendVarint(b, uint64(int64(port)))
+}
+
+// MetadataCoordinator returns the address a MetadataResponse body names as
+// coordinator_server, as host:port. It reads field 1 (length-delimited)
+// and, inside it, host (2, bytes) and port (3, varint); every other field
+// is stepped over, never decoded. As the protobuf decoder does, repeated
+// coordinator_server fields merge, the last host and port win, and a field
+// with another wire type than the schema's is ignored. ok is false when the
+// body names no coordinator: no coordinator_server, or one without a host
+// or a port. A body that is not a well-formed protobuf message gives an
+// error.
+func MetadataCoordinator(body []byte) (addr string, ok bool, err error) {
+	var host string
+	var port int32
+	var hasHost, hasPort bool
+	for b := body; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", false, fmt.Errorf("metadata response: bad field tag: %w", protowire.ParseError(n))
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return "", false, fmt.Errorf("metadata response: bad value of field %d: %w", num, protowire.ParseError(m))
+		}
+		if num == metadataCoordinatorField && typ == protowire.BytesType {
+			node, _ := protowire.ConsumeBytes(b[n:])
+			for nb := node; len(nb) > 0; {
+				fnum, ftyp, fn := protowire.ConsumeTag(nb)
+				if fn < 0 {
+					return "", false, fmt.Errorf("metadata response: coordinator_server: bad field tag: %w", protowire.ParseError(fn))
+				}
+				fm := protowire.ConsumeFieldValue(fnum, ftyp, nb[fn:])
+				if fm < 0 {
+					return "", false, fmt.Errorf("metadata response: coordinator_server: bad value of field %d: %w", fnum, protowire.ParseError(fm))
+				}
+				switch {
+				case fnum == serverNodeHostField && ftyp == protowire.BytesType:
+					v, _ := protowire.ConsumeBytes(nb[fn:])
+					host, hasHost = string(v), true
+				case fnum == serverNodePortField && ftyp == protowire.VarintType:
+					v, _ := protowire.ConsumeVarint(nb[fn:])
+					port, hasPort = int32(v), true
+				}
+				nb = nb[fn+fm:]
+			}
+		}
+		b = b[n+m:]
+	}
+	if !hasHost || !hasPort {
+		return "", false, nil
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(port))), true, nil
 }

@@ -36,6 +36,13 @@ type Config struct {
 	// SelfAddrs are this sidecar's own host:port addresses (bind and
 	// advertised). An upstream that resolves to one of them is refused.
 	SelfAddrs []string
+	// Advertised is the sidecar's client address as clients know it
+	// (advertised.listeners), host:port; it counts as one of SelfAddrs.
+	// Unless RewriteMetadata is set, the first GET_METADATA answer of each
+	// upstream connection is checked: a coordinator address that is none
+	// of the sidecar's own is logged (one WARN per address) and reported
+	// by MetadataBypass.
+	Advertised string
 	// RewriteMetadata, if set, replaces the coordinator address in forwarded
 	// GET_METADATA answers. Nil forwards them unchanged (recommended).
 	RewriteMetadata *RewriteRule
@@ -78,7 +85,7 @@ func (c Config) Validate() error {
 	if c.MaxResponseSize < 0 {
 		errs = append(errs, fmt.Errorf("MaxResponseSize %d is negative", c.MaxResponseSize))
 	}
-	for _, a := range c.SelfAddrs {
+	for _, a := range c.selfAddrs() {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			errs = append(errs, fmt.Errorf("self address %q: %w", a, err))
 		}
@@ -87,6 +94,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("proxy: invalid Config: %w", err)
 	}
 	return nil
+}
+
+// selfAddrs are SelfAddrs and Advertised.
+func (c Config) selfAddrs() []string {
+	if c.Advertised == "" {
+		return c.SelfAddrs
+	}
+	return append(append([]string(nil), c.SelfAddrs...), c.Advertised)
 }
 
 // Proxy serves a client connection by answering the Local APIs itself and
@@ -101,6 +116,7 @@ type Proxy struct {
 	// versions is the upstream's API_VERSIONS answer seen last, by any
 	// connection or by Warm; nil until one is known.
 	versions atomic.Pointer[messages.ApiVersionsResponse]
+	bypass   bypassWatch
 }
 
 // New builds a proxy.
@@ -128,7 +144,7 @@ func New(cfg Config) (*Proxy, error) {
 		cfg:   cfg,
 		log:   cfg.Logger.Named("proxy"),
 		local: make(map[messages.Key]wire.API),
-		self:  selfCheck{self: cfg.SelfAddrs, lookup: cfg.Lookup, localIPs: defaultLocalIPs},
+		self:  selfCheck{self: cfg.selfAddrs(), lookup: cfg.Lookup, localIPs: defaultLocalIPs},
 	}
 	apis := []wire.API{p.apiVersions()}
 	for _, a := range cfg.Local.Versions() {
@@ -214,6 +230,10 @@ func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHead
 			return wire.Response{}, networkError("%v", errClientGone)
 		}
 		return wire.Response{}, l.fail(up, err)
+	}
+	if h.APIKey == messages.KeyGetMetadata && r.Type == wire.ResponseSuccess && p.cfg.RewriteMetadata == nil &&
+		!l.metadataChecked.Load() && l.metadataChecked.CompareAndSwap(false, true) {
+		p.checkMetadata(ctx, s.ConnID, up, r.Body)
 	}
 	if h.APIKey == messages.KeyGetMetadata && r.Type == wire.ResponseSuccess && p.cfg.RewriteMetadata != nil {
 		rule := p.cfg.RewriteMetadata

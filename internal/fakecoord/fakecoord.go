@@ -3,7 +3,8 @@
 // serves:
 //
 //   - API_VERSIONS (1000) with its own list and server_type 1 (COORDINATOR);
-//   - GET_METADATA (1012) naming itself as coordinator and one tablet server;
+//   - GET_METADATA (1012) naming itself (or Config.Advertised) as
+//     coordinator, and one tablet server;
 //   - AUTHENTICATE (1038): SASL PLAIN against Config.Users, or, with no
 //     users, the PLAINTEXT protocol-mismatch answer;
 //   - REGISTER/GET/DELETE_PRODUCER_OFFSETS (1053-1055) with answers a real
@@ -29,6 +30,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -65,6 +67,11 @@ type Config struct {
 	// [min, max]. Keys not listed use [0, 0]; GET_TABLE_INFO defaults to
 	// [0, 1].
 	Versions map[messages.Key][2]int32
+	// Advertised is the host:port GET_METADATA names as coordinator, as a
+	// Fluss coordinator names the advertised address of the listener a
+	// request arrives on; empty names the fake's own address. Advertise
+	// changes it.
+	Advertised string
 	// TabletServer runs the tablet-server side, which GET_METADATA then
 	// names at its real address instead of an address nobody serves.
 	TabletServer bool
@@ -111,10 +118,11 @@ type Coordinator struct {
 	tabletPort int32
 	tabletDone chan struct{}
 
-	mu       sync.Mutex
-	faults   map[messages.Key]Fault
-	requests []Request
-	conns    map[string]net.Conn // by remote address
+	mu         sync.Mutex
+	advertised string // Config.Advertised or Advertise
+	faults     map[messages.Key]Fault
+	requests   []Request
+	conns      map[string]net.Conn // by remote address
 }
 
 // Start serves a fake coordinator on a fresh 127.0.0.1 port.
@@ -129,13 +137,19 @@ func Start(cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Advertised != "" {
+		if _, err := parseHostPort(cfg.Advertised); err != nil {
+			return nil, err
+		}
+	}
 	c := &Coordinator{
-		cfg:    cfg,
-		addr:   ln.Addr().String(),
-		port:   int32(ln.Addr().(*net.TCPAddr).Port),
-		done:   make(chan struct{}),
-		faults: make(map[messages.Key]Fault),
-		conns:  make(map[string]net.Conn),
+		cfg:        cfg,
+		advertised: cfg.Advertised,
+		addr:       ln.Addr().String(),
+		port:       int32(ln.Addr().(*net.TCPAddr).Port),
+		done:       make(chan struct{}),
+		faults:     make(map[messages.Key]Fault),
+		conns:      make(map[string]net.Conn),
 	}
 	c.ln = &trackingListener{Listener: ln, c: c}
 	c.srv = wire.NewServer(wire.ServerConfig{
@@ -211,6 +225,53 @@ func (c *Coordinator) Addr() string { return c.addr }
 
 // Port is the port the fake listens on.
 func (c *Coordinator) Port() int32 { return c.port }
+
+// Advertise makes later GET_METADATA answers name addr (host:port) as
+// coordinator; "" names the fake's own address again.
+func (c *Coordinator) Advertise(addr string) error {
+	if addr != "" {
+		if _, err := parseHostPort(addr); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advertised = addr
+	return nil
+}
+
+// coordinatorNode is the coordinator_server of GET_METADATA: the advertised
+// address, or the fake's own.
+func (c *Coordinator) coordinatorNode() *messages.PbServerNode {
+	c.mu.Lock()
+	addr := c.advertised
+	c.mu.Unlock()
+	if addr == "" {
+		addr = c.addr
+	}
+	hp, _ := parseHostPort(addr)
+	return &messages.PbServerNode{
+		NodeId: proto.Int32(c.cfg.NodeID), Host: proto.String(hp.host), Port: proto.Int32(hp.port),
+		Listeners: proto.String("CLIENT://" + addr),
+	}
+}
+
+type hostPort struct {
+	host string
+	port int32
+}
+
+func parseHostPort(addr string) (hostPort, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return hostPort{}, fmt.Errorf("fakecoord: advertised address: %w", err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return hostPort{}, fmt.Errorf("fakecoord: advertised address %q: port: %w", addr, err)
+	}
+	return hostPort{host, int32(p)}, nil
+}
 
 // NodeID is the coordinator's node id.
 func (c *Coordinator) NodeID() int32 { return c.cfg.NodeID }
@@ -422,17 +483,15 @@ func (c *Coordinator) mux() *wire.Mux {
 	)
 }
 
-// Metadata is the fake's GET_METADATA answer: itself as coordinator, and a
-// tablet server with node id NodeID+100: its tablet-server side with
-// Config.TabletServer, else at port 1 (never dialled by tests).
+// Metadata is the fake's GET_METADATA answer: itself (or the address of
+// Config.Advertised or Advertise) as coordinator, and a tablet server with
+// node id NodeID+100: its tablet-server side with Config.TabletServer, else
+// at port 1 (never dialled by tests).
 func (c *Coordinator) Metadata() *messages.MetadataResponse {
 	if c.tablet != nil {
 		addr := c.TabletAddr()
 		return &messages.MetadataResponse{
-			CoordinatorServer: &messages.PbServerNode{
-				NodeId: proto.Int32(c.cfg.NodeID), Host: proto.String("127.0.0.1"), Port: proto.Int32(c.port),
-				Listeners: proto.String("CLIENT://" + c.addr),
-			},
+			CoordinatorServer: c.coordinatorNode(),
 			TabletServers: []*messages.PbServerNode{{
 				NodeId: proto.Int32(c.cfg.NodeID + 100), Host: proto.String("127.0.0.1"), Port: proto.Int32(c.tabletPort),
 				Listeners: proto.String("CLIENT://" + addr), Rack: proto.String("rack-a"),
@@ -440,10 +499,7 @@ func (c *Coordinator) Metadata() *messages.MetadataResponse {
 		}
 	}
 	return &messages.MetadataResponse{
-		CoordinatorServer: &messages.PbServerNode{
-			NodeId: proto.Int32(c.cfg.NodeID), Host: proto.String("127.0.0.1"), Port: proto.Int32(c.port),
-			Listeners: proto.String("CLIENT://" + c.addr),
-		},
+		CoordinatorServer: c.coordinatorNode(),
 		TabletServers: []*messages.PbServerNode{{
 			NodeId: proto.Int32(c.cfg.NodeID + 100), Host: proto.String("127.0.0.1"), Port: proto.Int32(1),
 			Listeners: proto.String("CLIENT://127.0.0.1:1"), Rack: proto.String("rack-a"),

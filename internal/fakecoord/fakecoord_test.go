@@ -3,6 +3,8 @@ package fakecoord
 import (
 	"bytes"
 	"context"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -69,6 +71,43 @@ func TestPlaintextServes(t *testing.T) {
 	}
 	if n := len(c.RequestsFor(messages.KeyGetTableInfo)); n != 1 {
 		t.Fatalf("recorded %d GET_TABLE_INFO", n)
+	}
+}
+
+// TestAdvertised: GET_METADATA names Config.Advertised as coordinator,
+// then what Advertise sets, then the fake itself again.
+func TestAdvertised(t *testing.T) {
+	c := start(t, Config{Advertised: "sidecar.example:9123"})
+	cl, ctx := dial(t, c.Addr())
+	coord := func() string {
+		t.Helper()
+		var md messages.MetadataResponse
+		if err := cl.Call(ctx, messages.KeyGetMetadata, 0, nil, &md); err != nil {
+			t.Fatal(err)
+		}
+		cs := md.GetCoordinatorServer()
+		return net.JoinHostPort(cs.GetHost(), strconv.Itoa(int(cs.GetPort())))
+	}
+	if got := coord(); got != "sidecar.example:9123" {
+		t.Fatalf("coordinator %s, want the configured sidecar.example:9123", got)
+	}
+	if err := c.Advertise("10.0.0.5:9125"); err != nil {
+		t.Fatal(err)
+	}
+	if got := coord(); got != "10.0.0.5:9125" {
+		t.Fatalf("coordinator %s after Advertise, want 10.0.0.5:9125", got)
+	}
+	if err := c.Advertise(""); err != nil {
+		t.Fatal(err)
+	}
+	if got := coord(); got != c.Addr() {
+		t.Fatalf("coordinator %s after Advertise(\"\"), want the fake's own %s", got, c.Addr())
+	}
+	if err := c.Advertise("no-port"); err == nil {
+		t.Fatal("Advertise accepted an address without a port")
+	}
+	if _, err := Start(Config{Advertised: "h:99999"}); err == nil {
+		t.Fatal("Start accepted an advertised port out of range")
 	}
 }
 
