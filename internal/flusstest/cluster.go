@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
@@ -253,33 +255,33 @@ func (c *Cluster) newServer(name string, tablet int, classpath string) (*Server,
 // serverYAML writes one server's server.yaml: the keys are Fluss's own.
 func (c *Cluster) serverYAML(s *Server, tablet int) string {
 	kv := map[string]string{
-		"zookeeper.address":      c.cfg.ZooKeeper,
-		"zookeeper.path.root":    c.cfg.Root,
-		"remote.data.dir":        c.cfg.RemoteDir,
-		"internal.listener.name": InternalListener,
+		app.KeyZKAddress:          c.cfg.ZooKeeper,
+		app.KeyZKRoot:             c.cfg.Root,
+		app.KeyRemoteDataDir:      c.cfg.RemoteDir,
+		authz.KeyInternalListener: InternalListener,
 	}
 	var bind, protocols []string
 	for _, n := range s.listeners {
 		bind = append(bind, n+"://"+s.Endpoint(n))
 	}
-	kv["bind.listeners"] = strings.Join(bind, ", ")
+	kv[app.KeyBindListeners] = strings.Join(bind, ", ")
 	for _, l := range c.cfg.Listeners {
 		if l.SASL {
 			protocols = append(protocols, l.Name+":SASL")
 		}
 	}
 	if len(protocols) > 0 {
-		kv["security.protocol.map"] = strings.Join(protocols, ",")
-		kv["security.sasl.enabled.mechanisms"] = "PLAIN"
-		kv["security.sasl.plain.jaas.config"] = c.jaasConfig()
+		kv[authz.KeyProtocolMap] = strings.Join(protocols, ",")
+		kv[authz.KeyMechanisms] = "PLAIN"
+		kv[authz.KeyPlainJAAS] = c.jaasConfig()
 	}
 	if len(c.cfg.SuperUsers) > 0 {
-		kv["authorizer.enabled"] = "true"
+		kv[authz.KeyAuthorizerEnabled] = "true"
 		var su []string
 		for _, u := range c.cfg.SuperUsers {
 			su = append(su, "User:"+u)
 		}
-		kv["super.users"] = strings.Join(su, ";")
+		kv[authz.KeySuperUsers] = strings.Join(su, ";")
 	}
 	if tablet >= 0 {
 		kv["tablet-server.id"] = strconv.Itoa(tablet)
@@ -292,7 +294,7 @@ func (c *Cluster) serverYAML(s *Server, tablet int) string {
 			}
 		}
 		if len(adv) > 0 {
-			kv["advertised.listeners"] = strings.Join(adv, ", ")
+			kv[app.KeyAdvertisedListeners] = strings.Join(adv, ", ")
 		}
 		maps.Copy(kv, c.cfg.CoordinatorExtra)
 	}

@@ -112,7 +112,7 @@ func TestServerYAML(t *testing.T) {
 authorizer.enabled: true
 bind.listeners: FLUSS://127.0.0.1:1, CLIENT://127.0.0.1:2
 internal.listener.name: FLUSS
-remote.data.dir: /d/remote
+remote.data.dir: file:///d/remote
 security.protocol.map: CLIENT:SASL
 security.sasl.enabled.mechanisms: PLAIN
 security.sasl.plain.jaas.config: org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_admin="a" user_bob="b";
