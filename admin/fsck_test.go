@@ -1,11 +1,15 @@
 package admin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +190,60 @@ func TestFsckClean(t *testing.T) {
 	r := e.fsck(FsckOptions{Repair: true})
 	if !r.rep.Clean() || len(r.findings) != 0 || len(r.actions) != 0 || r.rep.Files != 3 || r.rep.Snapshots != 2 {
 		t.Fatalf("clean registry: %+v %v %v", r.rep, r.findings, r.actions)
+	}
+}
+
+// TestCoordinatorOffsets: the files a Fluss 0.9.1 coordinator writes for
+// input the sidecar refuses on REGISTER (offsets below 0, a bucket id past
+// 131071; offsets/flussjson/testdata/offsets holds the coordinator's bytes)
+// are read as the coordinator reads them: fsck finds nothing wrong and
+// export lists their buckets.
+func TestCoordinatorOffsets(t *testing.T) {
+	e := newEnv(t)
+	coordinatorFile := func(producer, name string) string {
+		data, err := os.ReadFile(filepath.Join("..", "offsets", "flussjson", "testdata", "offsets", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var head struct {
+			TableID int64 `json:"table_id"`
+		}
+		if err := json.Unmarshal(data, &head); err != nil {
+			t.Fatal(err)
+		}
+		path := e.rawFile(producer, strconv.FormatInt(head.TableID, 10), "", data, now.Add(-time.Hour))
+		e.znode(producer, now, offsets.FileRef{TableID: head.TableID, OffsetsPath: path})
+		return path
+	}
+	coordinatorFile("neg", "negative_offsets.json")
+	coordinatorFile("negp", "negative_offsets_partitioned.json")
+	coordinatorFile("past", "bucket_past_limit.json")
+	if r := e.fsck(FsckOptions{Repair: true}); !r.rep.Clean() || len(r.findings) != 0 || len(r.actions) != 0 || r.rep.Files != 3 {
+		t.Fatalf("fsck of a coordinator's files: %+v %v %v", r.rep, r.findings, r.actions)
+	}
+	var buf bytes.Buffer
+	rw, err := NewRowWriter(FormatCSV, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.admin.Export(ctxT(t), rw, func(s Skip) error { t.Errorf("skipped %+v", s); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exp := strconv.FormatInt(now.UnixMilli(), 10)
+	want := strings.Join([]string{
+		"producer_id,table_id,partition_id,bucket_id,log_end_offset,expiration_time,expired",
+		"neg,5,,1,-5," + exp + ",false",
+		"neg,5,,2,7," + exp + ",false",
+		"neg,5,,3,-9223372036854775808," + exp + ",false",
+		"negp,6,1,0,-2," + exp + ",false",
+		"negp,6,3,2,3," + exp + ",false",
+		"past,5,,131072,9," + exp + ",false",
+	}, "\n") + "\n"
+	if rep.Rows != 6 || buf.String() != want {
+		t.Fatalf("export (%+v):\n%s\nwant:\n%s", rep, buf.String(), want)
 	}
 }

@@ -1045,7 +1045,8 @@ func besideProxy(t *testing.T, b *beside, coord *wire.Client, rt realTables) {
 	// Inputs the sidecar refuses up front and a 0.9.1 coordinator takes or
 	// fails on late (docs/semantics.md, "Input Fluss accepts badly"). Each
 	// side's answer is pinned; what the coordinator stored is read back
-	// through the proxy as the coordinator reads it.
+	// through the proxy as the coordinator reads it, offsets below -1 and
+	// bucket ids past 131071 included (finding 4 in compat_test/README.md).
 	t.Run("documented_differences", func(t *testing.T) {
 		noOffset := reg("diff-no-offset", nil, nil)
 		noOffset.TableOffsets = []*messages.PbProducerTableOffsets{{TableId: proto.Int64(rt.events),
@@ -1057,17 +1058,25 @@ func besideProxy(t *testing.T, b *beside, coord *wire.Client, rt realTables) {
 			// coordinator: "" when it answers CREATED, else the start of
 			// the message of its -1 answer.
 			coordinator string
-			// unreadable: the sidecar's GET of what the coordinator stored
-			// fails (-1, "stored data is corrupt") where the coordinator's
-			// answers (finding 4 in compat_test/README.md).
-			unreadable bool
+			// golden: the file of offsets/flussjson/testdata/offsets the
+			// coordinator's one offsets file must equal byte for byte.
+			golden string
+			// order: how the two GET answers of what it stored compare.
+			order getOrder
 		}{
 			{name: "no log_end_offset", req: noOffset, sidecar: -1,
 				coordinator: "org.apache.fluss.exception.UnknownServerException: Failed to register producer offsets for producer diff-no-offset\nCaused by: java.lang.IllegalStateException: Field 'log_end_offset' is not set"},
-			{name: "negative offset", req: reg("diff-negative-offset", []bo{{rt.events, -1, 1, -5}}, nil), sidecar: -1, unreadable: true},
+			{name: "negative offset", req: reg("diff-negative-offset", []bo{{rt.events, -1, 1, -5}}, nil), sidecar: -1},
+			{name: "offsets below -1", req: reg("diff-offsets-below", []bo{{5, -1, 0, -1}, {5, -1, 1, -5}, {5, -1, 2, 7}, {5, -1, 3, math.MinInt64}}, nil), sidecar: -1,
+				golden: "negative_offsets.json", order: anyOrder},
+			{name: "partitioned offsets below -1", req: reg("diff-offsets-below-partitioned", []bo{{6, 1, 0, -2}, {6, 3, 1, -1}, {6, 3, 2, 3}}, nil), sidecar: -1,
+				golden: "negative_offsets_partitioned.json", order: anyOrder},
 			{name: "offset -1", req: reg("diff-offset-minus-one", []bo{{rt.events, -1, 1, -1}}, nil), sidecar: -1},
+			{name: "offset -1 after an offset", req: reg("diff-offset-minus-one-last", []bo{{5, -1, 0, 3}, {5, -1, 1, -1}}, nil), sidecar: -1,
+				golden: "offset_minus_one_last.json"},
 			{name: "negative bucket", req: reg("diff-negative-bucket", []bo{{rt.events, -1, -1, 5}}, nil), sidecar: -1},
-			{name: "bucket id past 131071", req: reg("diff-huge-bucket", []bo{{rt.events, -1, 200_000, 5}}, nil), sidecar: 49, unreadable: true},
+			{name: "bucket id 131072", req: reg("diff-bucket-past-limit", []bo{{5, -1, 131072, 9}}, nil), sidecar: 49, golden: "bucket_past_limit.json"},
+			{name: "bucket id past 131071", req: reg("diff-huge-bucket", []bo{{rt.events, -1, 200_000, 5}}, nil), sidecar: 49},
 			{name: "the same bucket twice", req: reg("diff-same-bucket", []bo{{rt.events, -1, 1, 5}, {rt.events, -1, 1, 6}}, nil), sidecar: -1},
 			{name: "partitioned and not in one table", req: reg("diff-mixed", []bo{{rt.clicks, -1, 1, 5}, {rt.clicks, rt.partitions[0], 1, 6}}, nil), sidecar: -1,
 				coordinator: "org.apache.fluss.exception.UnknownServerException: Failed to register producer offsets for producer diff-mixed\nCaused by: java.lang.IllegalStateException: partitionBuckets must be empty when nonPartitionBuckets is not empty"},
@@ -1086,18 +1095,13 @@ func besideProxy(t *testing.T, b *beside, coord *wire.Client, rt realTables) {
 				if res := strict(t, messages.KeyRegisterProducerOffsets, rc).(*messages.RegisterProducerOffsetsResponse); res.GetResult() != 0 {
 					t.Errorf("%s: the coordinator answers result %d, want CREATED", c.name, res.GetResult())
 				}
-				// What it stored reads back through the proxy as it reads
-				// it itself (a -1 offset as no bucket, a negative bucket as
-				// bucket 0), but for the files the sidecar refuses to read.
-				if !c.unreadable {
-					getBoth(t, pc, coord, id, exact)
-				} else {
-					rp, rc := callMsg(t, pc, messages.KeyGetProducerOffsets, getReq(id)), callMsg(t, coord, messages.KeyGetProducerOffsets, getReq(id))
-					strict(t, messages.KeyGetProducerOffsets, rc)
-					if code, _ := errorCode(rp); rp.Type != wire.ResponseError || code != -1 || !strings.Contains(rp.Err().Error(), "stored data is corrupt") {
-						t.Errorf("%s: the sidecar's GET of the coordinator's snapshot answers %d %v; want -1, stored data is corrupt (finding 4)", c.name, rp.Type, rp.Err())
-					}
+				if c.golden != "" {
+					checkGoldenFile(t, b, id, c.golden)
 				}
+				// What it stored reads back through the proxy as it reads
+				// it itself: a -1 offset as no bucket, a negative bucket as
+				// bucket 0, every other offset and bucket id as it is.
+				getBoth(t, pc, coord, id, c.order)
 				del(id)
 				continue
 			}
@@ -1150,6 +1154,27 @@ func besideProxy(t *testing.T, b *beside, coord *wire.Client, rt realTables) {
 			}
 		}
 	})
+}
+
+// checkGoldenFile requires id's snapshot to name one offsets file, the
+// coordinator's bytes in offsets/flussjson/testdata/offsets/<golden>: the
+// golden files the sidecar's reader is tested with are what a 0.9.1
+// coordinator writes.
+func checkGoldenFile(t *testing.T, b *beside, id, golden string) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join("..", "offsets", "flussjson", "testdata", "offsets", golden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := b.snapshot(t, id)
+	if !ok || len(s.files) != 1 {
+		t.Fatalf("%s: the coordinator stored %v files (znode %v), want one", id, len(s.files), ok)
+	}
+	for _, got := range s.files {
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the coordinator wrote\n  %.300s\nand %s holds\n  %.300s", id, got, golden, want)
+		}
+	}
 }
 
 // TestBesideCoordinatorCleanup runs the coordinator's cleanup beside the

@@ -291,6 +291,15 @@ var parityScript = []pstep{
 	{name: "another writer's valid snapshot", conn: 1, plant: func(p planter) {
 		p.znode("job-other", plantedSnapshot(offsets.FileRef{TableID: 7, OffsetsPath: p.file("job-other", 7, []byte(`{"version":1,"table_id":7,"bucket_offsets":[10,-1,12]}`))}))
 	}, reqs: []preq{getReq("job-other", yes), reg("job-other", expect{result: 1})}},
+	// A coordinator's file for input the sidecar refuses on REGISTER:
+	// offsets below -1 (and -1 dropped), read as the coordinator reads it.
+	{name: "a coordinator's offsets below -1", conn: 1, plant: func(p planter) {
+		p.znode("job-negative", plantedSnapshot(offsets.FileRef{TableID: 5, OffsetsPath: p.file("job-negative", 5,
+			[]byte(`{"version":1,"table_id":5,"bucket_offsets":[-1,-5,7,-9223372036854775808]}`))}))
+	}, reqs: []preq{getReq("job-negative", yes), getReq("job-negative", yes)}},
+	{name: "a coordinator's offsets below -1: register", conn: 1, reqs: []preq{reg("job-negative", expect{result: 1})}},
+	{name: "a coordinator's offsets below -1: delete", conn: 1, reqs: []preq{delReq("job-negative")}},
+	{name: "a coordinator's offsets below -1: gone", conn: 1, reqs: []preq{getReq("job-negative", no)}},
 	{name: "another writer's snapshot: delete", conn: 1, reqs: []preq{delReq("job-other"), delReq("job-badfile")}},
 	{name: "clean up", conn: 1, reqs: []preq{delReq("job-1"), delReq("job-p1"), delReq("job-p2"), delReq("job-empty"), delReq("job-ttl")}},
 	{name: "all gone", conn: 1, reqs: []preq{getReq("job-1", no), getReq("job-p1", no), getReq("job-p2", no), getReq("job-empty", no), getReq("job-ttl", no)}},

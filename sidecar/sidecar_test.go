@@ -3,10 +3,15 @@ package sidecar_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +23,10 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets"
+	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
+	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
 func bo(bucket int32, offset int64) *messages.PbBucketOffset {
@@ -628,4 +636,57 @@ func TestClientResetDuringRegisterLosesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("%d registers cut by a reset: %d stored, all readable", rounds, stored)
+}
+
+// TestGetAnswersCoordinatorOffsets: a snapshot a Fluss 0.9.1 coordinator
+// stores for input the sidecar refuses on REGISTER (offsets below 0, a
+// bucket id past 131071, an offset of -1) is answered as the coordinator's
+// GET answers it: every entry of its file but -1, whatever its value. The
+// files are the coordinator's bytes (offsets/flussjson/testdata/offsets,
+// compared with a real coordinator's by compat_test's
+// TestBesideCoordinator).
+func TestGetAnswersCoordinatorOffsets(t *testing.T) {
+	ts := startSidecar(t, sidecarOpts{})
+	c := ts.dial(t)
+	ctx := ctxT(t)
+	for _, tt := range []struct {
+		id, file string
+		table    int64
+		want     string // flat
+	}{
+		{"negative", "negative_offsets.json", 5, "5/-/1=-5 5/-/2=7 5/-/3=-9223372036854775808"},
+		{"negative-partitioned", "negative_offsets_partitioned.json", 6, "6/1/0=-2 6/3/2=3"},
+		{"past-limit", "bucket_past_limit.json", 5, "5/-/131072=9"},
+		{"minus-one", "offset_minus_one_last.json", 5, "5/-/0=3"},
+	} {
+		t.Run(tt.id, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "offsets", "flussjson", "testdata", "offsets", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := filepath.Join(ts.dir, "producers", tt.id, strconv.FormatInt(tt.table, 10), "6f1c0b52-8d3e-4c1a-9b7e-2f4d5a6b7c8d.offsets")
+			if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(local, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			znode := flussjson.EncodeSnapshot(offsets.Snapshot{ExpirationTime: testClock.UnixMilli() + 1000,
+				Tables: []offsets.FileRef{{TableID: tt.table, OffsetsPath: "file:" + local}}})
+			if _, err := ts.zc.Create(ctx, "/producers/"+tt.id, znode, zk.Persistent); err != nil {
+				t.Fatal(err)
+			}
+			got := get(t, c, tt.id)
+			if got.GetProducerId() != tt.id || got.GetExpirationTime() != testClock.UnixMilli()+1000 || len(got.GetTableOffsets()) != 1 {
+				t.Fatalf("get: %v", got)
+			}
+			if flat(got) != tt.want {
+				t.Errorf("offsets %s, want %s", flat(got), tt.want)
+			}
+			del(t, c, tt.id)
+			if _, err := os.Stat(local); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the file is left after DELETE: %v", err)
+			}
+		})
+	}
 }

@@ -19,8 +19,21 @@ const OffsetsFileVersion = 1
 // MaxBucketID is the highest bucket id EncodeTableOffsets accepts. The file
 // stores a non-partitioned table's offsets as an array indexed by bucket id,
 // so one huge id would write an array of that many -1 entries (W9). Fluss
-// tables have far fewer buckets than this.
+// tables have far fewer buckets than this. It is a rule of the sidecar's
+// writing only: a coordinator writes such files, and DecodeTableOffsets
+// reads them.
 const MaxBucketID = 131071
+
+// unknownOffset is the offsets file's entry for a bucket id without an
+// offset: a hole below the highest bucket id. Reading drops every such
+// entry, so an offset of -1 cannot be stored.
+const unknownOffset = -1
+
+// maxFileBuckets is the most entries a bucket array may have: bucket ids
+// are 32-bit (an int in Fluss, int32 on the wire), so the last entry's id
+// is at most math.MaxInt32. A coordinator cannot write or read a longer
+// array: it builds and reads a file as one byte array, at most 2 GiB.
+const maxFileBuckets int64 = math.MaxInt32 + 1
 
 // ErrInvalidOffsets marks a TableOffsets that EncodeTableOffsets refuses
 // because Fluss would store it wrongly or refuse it.
@@ -38,9 +51,10 @@ var ErrMalformedOffsetsFile = errors.New("malformed offsets file")
 //
 // It refuses, with an error wrapping ErrInvalidOffsets, what Fluss would
 // reject or read back differently: partitioned and non-partitioned buckets
-// mixed, a negative bucket id or one above MaxBucketID, the same bucket twice,
-// and an offset below 0 (the file uses -1 for "no offset", so such an offset
-// would be lost or changed on reading).
+// mixed, a negative bucket id, the same bucket twice and an offset of -1
+// (the file's "no offset"). It also keeps the sidecar's own writing rules,
+// narrower than what a coordinator writes and DecodeTableOffsets reads: no
+// offset below 0 and no bucket id above MaxBucketID.
 //
 // A table given ByBucket is encoded straight from that array, with no
 // copy: entries must be -1 or above, the array at most MaxBucketID+1 long,
@@ -49,6 +63,26 @@ func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
 	if t.ByBucket != nil {
 		return encodeByBucket(t)
 	}
+	for _, b := range t.Buckets {
+		if b.BucketID > MaxBucketID {
+			return nil, fmt.Errorf("%w: table %d: bucket id %d is above the limit %d", ErrInvalidOffsets, t.TableID, b.BucketID, MaxBucketID)
+		}
+		if b.LogEndOffset < 0 {
+			return nil, fmt.Errorf("%w: table %d bucket %s: offset %d is negative; the offsets file stores -1 for a missing bucket, so it would be read back as missing or wrong",
+				ErrInvalidOffsets, t.TableID, bucketName(b), b.LogEndOffset)
+		}
+	}
+	return encodeFile(t)
+}
+
+// encodeFile writes t's buckets (t.Buckets, in any order) as a Fluss
+// coordinator writes them, whatever their offsets and bucket ids, refusing
+// only what the file cannot hold: a negative bucket id, the same bucket
+// twice, partitioned and non-partitioned buckets mixed, and an offset of -1,
+// which reads back as no bucket. It accepts every table DecodeTableOffsets
+// returns and writes the bytes that read back as it; EncodeTableOffsets
+// adds the sidecar's own rules.
+func encodeFile(t offsets.TableOffsets) ([]byte, error) {
 	var plain []offsets.BucketOffset
 	parts := map[int64][]offsets.BucketOffset{}
 	allPlain := true
@@ -59,12 +93,9 @@ func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
 		if b.BucketID < 0 {
 			return nil, fmt.Errorf("%w: table %d: negative bucket id %d", ErrInvalidOffsets, t.TableID, b.BucketID)
 		}
-		if b.BucketID > MaxBucketID {
-			return nil, fmt.Errorf("%w: table %d: bucket id %d is above the limit %d", ErrInvalidOffsets, t.TableID, b.BucketID, MaxBucketID)
-		}
-		if b.LogEndOffset < 0 {
-			return nil, fmt.Errorf("%w: table %d bucket %s: offset %d is negative; the offsets file stores -1 for a missing bucket, so it would be read back as missing or wrong",
-				ErrInvalidOffsets, t.TableID, bucketName(b), b.LogEndOffset)
+		if b.LogEndOffset == unknownOffset {
+			return nil, fmt.Errorf("%w: table %d bucket %s: offset -1 is the file's mark of a missing bucket, so it would be read back as missing",
+				ErrInvalidOffsets, t.TableID, bucketName(b))
 		}
 		switch {
 		case b.Partitioned:
@@ -80,7 +111,7 @@ func EncodeTableOffsets(t offsets.TableOffsets) ([]byte, error) {
 		return nil, fmt.Errorf("%w: table %d mixes partitioned and non-partitioned buckets", ErrInvalidOffsets, t.TableID)
 	}
 	var buf bytes.Buffer
-	buf.WriteString(`{"version":1,"table_id":`)
+	buf.WriteString(fileHead)
 	buf.WriteString(strconv.FormatInt(t.TableID, 10))
 	switch {
 	case len(plain) > 0:
@@ -244,14 +275,14 @@ func bucketName(b offsets.BucketOffset) string {
 }
 
 // writeBucketArray writes the array indexed by bucket id. The ids are
-// already checked to be in [0, MaxBucketID].
+// already checked to be 0 or above.
 func writeBucketArray(buf *bytes.Buffer, tableID int64, bs []offsets.BucketOffset) error {
-	maxID := int32(-1)
+	n := 0 // the array's length: the highest id plus one
 	for _, b := range bs {
-		maxID = max(maxID, b.BucketID)
+		n = max(n, int(b.BucketID)+1)
 	}
-	arr := make([]int64, maxID+1)
-	set := make([]bool, maxID+1)
+	arr := make([]int64, n)
+	set := make([]bool, n)
 	for _, b := range bs {
 		if set[b.BucketID] {
 			return fmt.Errorf("%w: table %d: bucket %s appears twice", ErrInvalidOffsets, tableID, bucketName(b))
@@ -261,15 +292,15 @@ func writeBucketArray(buf *bytes.Buffer, tableID int64, bs []offsets.BucketOffse
 	}
 	// Size the buffer once: a million-bucket register encodes eight of
 	// these at a time, and doubling would leave twice their size behind.
-	n := 2 + len(arr)
+	size := 2 + len(arr)
 	for i, v := range arr {
 		if !set[i] {
-			n += 2
+			size += 2
 			continue
 		}
-		n += decimalLen(v)
+		size += decimalLen(v)
 	}
-	buf.Grow(n)
+	buf.Grow(size)
 	buf.WriteByte('[')
 	for i, v := range arr {
 		if i > 0 {
@@ -288,12 +319,18 @@ func writeBucketArray(buf *bytes.Buffer, tableID int64, bs []offsets.BucketOffse
 // must be 1 ("Unsupported version: <v>"), "bucket_offsets" and
 // "partition_offsets" must not both be present, -1 entries are dropped
 // (bucket missing) and unknown keys are ignored. A repeated key or partition
-// keeps the last value, as Jackson's tree model does.
+// keeps the last value, as Jackson's tree model does. Every other offset is
+// kept as it is, whatever its value, and arrays may be as long as a
+// coordinator writes them: it stores what a register gives it, offsets
+// below -1 and bucket ids above MaxBucketID included, and its GET answers
+// them.
 //
-// It is stricter than Fluss where Fluss would coerce or misread: numbers must
-// be JSON integers in range, offsets below -1 and arrays longer than
-// MaxBucketID+1 are refused. Errors wrap ErrMalformedOffsetsFile. Buckets come
-// back sorted by (partition id, bucket id). It never panics.
+// It is stricter than Fluss only where Fluss would coerce what it never
+// writes: numbers must be JSON integers in the int64 range (Jackson's
+// asLong also takes strings, fractions and booleans), and an array may not
+// have more entries than a 32-bit bucket id can count. Errors wrap
+// ErrMalformedOffsetsFile. Buckets come back sorted by (partition id,
+// bucket id). It never panics.
 func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
 	if t, ok := decodeCanonicalOffsets(b); ok {
 		return t, nil
@@ -309,7 +346,7 @@ func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
 	if !ok {
 		return offsets.TableOffsets{}, malformed("missing version")
 	}
-	version, err := decodeInt(rawVersion, "version", math.MinInt64, math.MaxInt64)
+	version, err := decodeInt(rawVersion, "version")
 	if err != nil {
 		return offsets.TableOffsets{}, err
 	}
@@ -320,7 +357,7 @@ func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
 	if !ok {
 		return offsets.TableOffsets{}, malformed("missing table_id")
 	}
-	tableID, err := decodeInt(rawTable, "table_id", math.MinInt64, math.MaxInt64)
+	tableID, err := decodeInt(rawTable, "table_id")
 	if err != nil {
 		return offsets.TableOffsets{}, err
 	}
@@ -337,7 +374,7 @@ func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
 			return offsets.TableOffsets{}, err
 		}
 		for id, off := range arr {
-			if off != -1 {
+			if off != unknownOffset {
 				t.Buckets = append(t.Buckets, offsets.BucketOffset{BucketID: int32(id), LogEndOffset: off})
 			}
 		}
@@ -355,7 +392,7 @@ func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
 			if !ok {
 				return offsets.TableOffsets{}, malformed("partition_offsets entry without partition_id")
 			}
-			pid, err := decodeInt(rawID, "partition_id", math.MinInt64, math.MaxInt64)
+			pid, err := decodeInt(rawID, "partition_id")
 			if err != nil {
 				return offsets.TableOffsets{}, err
 			}
@@ -369,10 +406,10 @@ func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
 			// buckets winning, as a map keyed by bucket would.
 			prev := byPart[pid]
 			if len(arr) > len(prev) {
-				prev = append(prev, slices.Repeat([]int64{-1}, len(arr)-len(prev))...)
+				prev = append(prev, slices.Repeat([]int64{unknownOffset}, len(arr)-len(prev))...)
 			}
 			for i, off := range arr {
-				if off != -1 {
+				if off != unknownOffset {
 					prev[i] = off
 				}
 			}
@@ -385,7 +422,7 @@ func DecodeTableOffsets(b []byte) (offsets.TableOffsets, error) {
 		slices.Sort(pids)
 		for _, pid := range pids {
 			for id, off := range byPart[pid] {
-				if off != -1 {
+				if off != unknownOffset {
 					t.Buckets = append(t.Buckets, offsets.BucketOffset{Partitioned: true, PartitionID: pid, BucketID: int32(id), LogEndOffset: off})
 				}
 			}
@@ -413,14 +450,11 @@ func strictUnmarshal(b []byte, v any) error {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-func decodeInt(raw json.RawMessage, field string, lo, hi int64) (int64, error) {
+func decodeInt(raw json.RawMessage, field string) (int64, error) {
 	s := string(bytes.TrimSpace(raw))
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return 0, malformed("%s must be a 64-bit integer, got %.40q", field, s)
-	}
-	if v < lo || v > hi {
-		return 0, malformed("%s is %d, outside [%d, %d]", field, v, lo, hi)
 	}
 	return v, nil
 }
@@ -430,12 +464,12 @@ func decodeBucketArray(raw json.RawMessage) ([]int64, error) {
 	if err := json.Unmarshal(raw, &elems); err != nil || isNull(raw) {
 		return nil, malformed("bucket_offsets must be an array of integers")
 	}
-	if len(elems) > MaxBucketID+1 {
-		return nil, malformed("bucket_offsets has %d entries, more than %d", len(elems), MaxBucketID+1)
+	if err := checkBucketCount(int64(len(elems))); err != nil {
+		return nil, err
 	}
 	out := make([]int64, len(elems))
 	for i, e := range elems {
-		v, err := decodeInt(e, fmt.Sprintf("bucket_offsets[%d]", i), -1, math.MaxInt64)
+		v, err := decodeInt(e, fmt.Sprintf("bucket_offsets[%d]", i))
 		if err != nil {
 			return nil, err
 		}
@@ -444,8 +478,23 @@ func decodeBucketArray(raw json.RawMessage) ([]int64, error) {
 	return out, nil
 }
 
-// decimalLen is the length of strconv.FormatInt(v, 10) for v >= 0.
+// checkBucketCount refuses a bucket array of n entries when the last one's
+// bucket id would not fit 32 bits.
+func checkBucketCount(n int64) error {
+	if n > maxFileBuckets {
+		return malformed("bucket_offsets has %d entries, more than a 32-bit bucket id counts (%d)", n, maxFileBuckets)
+	}
+	return nil
+}
+
+// decimalLen is the length of strconv.FormatInt(v, 10).
 func decimalLen(v int64) int {
+	if v < 0 {
+		if v == math.MinInt64 {
+			return len("-9223372036854775808")
+		}
+		return 1 + decimalLen(-v)
+	}
 	n := 1
 	for v >= 10 {
 		v /= 10

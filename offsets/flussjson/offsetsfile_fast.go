@@ -6,8 +6,8 @@ import (
 
 // decodeCanonicalOffsets decodes, without the generic JSON machinery, an
 // offsets file written exactly as EncodeTableOffsets and Fluss write it:
-// compact, keys in order, integers without fraction or exponent, offsets of
-// at least -1, partitions in strictly ascending order. ok is false for
+// compact, keys in order, integers without fraction or exponent, any
+// offsets, partitions in strictly ascending order. ok is false for
 // anything else, which DecodeTableOffsets then decodes the general way;
 // when ok is true the result is the one the general way gives
 // (FuzzDecodeTableOffsetsCanonical checks it).
@@ -65,15 +65,15 @@ func buckets(p *scanner, dst []offsets.BucketOffset, partitioned bool, pid int64
 	if p.Lit("]") {
 		return dst, true
 	}
-	for id := 0; ; id++ {
-		if id > MaxBucketID {
+	for id := int64(0); ; id++ {
+		if id >= maxFileBuckets {
 			return dst, false
 		}
 		v, ok := p.Int()
-		if !ok || v < -1 {
+		if !ok {
 			return dst, false
 		}
-		if v != -1 {
+		if v != unknownOffset {
 			b := offsets.BucketOffset{BucketID: int32(id), LogEndOffset: v}
 			if partitioned {
 				b.Partitioned, b.PartitionID = true, pid

@@ -35,6 +35,9 @@ func TestCanonicalOffsetsFastPath(t *testing.T) {
 		}
 		inputs = append(inputs, b)
 	}
+	// Offsets below -1, as a coordinator writes them.
+	inputs = append(inputs, []byte(`{"version":1,"table_id":1,"bucket_offsets":[1,-2]}`),
+		[]byte(`{"version":1,"table_id":1,"partition_offsets":[{"partition_id":2,"bucket_offsets":[-1,-9223372036854775808]}]}`))
 	for _, in := range inputs {
 		fast, ok := decodeCanonicalOffsets(in)
 		if !ok {
@@ -46,7 +49,7 @@ func TestCanonicalOffsetsFastPath(t *testing.T) {
 		}
 	}
 	for _, in := range []string{
-		`{"version":1,"table_id":1,"bucket_offsets":[1,-2]}`,
+		`{"version":1,"table_id":1,"bucket_offsets":[1,-9223372036854775809]}`,
 		`{"version":1,"table_id":1,"bucket_offsets":[1.0]}`,
 		`{"version":1,"table_id":1,"bucket_offsets":[01]}`,
 		`{"version":1,"table_id":1,"bucket_offsets":[1]} `,

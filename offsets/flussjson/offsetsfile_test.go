@@ -3,6 +3,7 @@ package flussjson
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -58,6 +59,66 @@ func TestOffsetsGolden(t *testing.T) {
 			}
 			if !reflect.DeepEqual(dec, g.t) {
 				t.Errorf("decode: got %+v, want %+v", dec, g.t)
+			}
+		})
+	}
+}
+
+// Files a Fluss 0.9.1 coordinator writes for registers the sidecar refuses
+// (an offset below 0, a bucket id above MaxBucketID), in the bytes the
+// coordinator writes (compat_test's TestBesideCoordinator registers the same
+// input through a real coordinator and compares its file with these). The
+// sidecar reads each as the coordinator does: every entry but -1 is a
+// bucket, whatever its value, and answers it on GET.
+var coordinatorOffsets = []struct {
+	file string
+	t    offsets.TableOffsets // what reading gives, and a coordinator's GET answers
+	// refused: EncodeTableOffsets refuses t (the sidecar's writing rules).
+	refused bool
+	// reencoded is what writing t back gives, when not the file's bytes:
+	// an offset of -1 the register gave is read as no bucket.
+	reencoded string
+}{
+	{"negative_offsets.json", offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{nb(1, -5), nb(2, 7), nb(3, math.MinInt64)}}, true, ""},
+	{"negative_offsets_partitioned.json", offsets.TableOffsets{TableID: 6, Buckets: []offsets.BucketOffset{pb(1, 0, -2), pb(3, 2, 3)}}, true, ""},
+	{"bucket_past_limit.json", offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{nb(MaxBucketID+1, 9)}}, true, ""},
+	{"offset_minus_one_last.json", offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{nb(0, 3)}}, false, `{"version":1,"table_id":5,"bucket_offsets":[3]}`},
+}
+
+// TestCoordinatorOffsetsGolden: the sidecar reads every file of
+// coordinatorOffsets, on the fast path and the general one, writes it back
+// in the same bytes (or the stated ones), and its own writer still refuses
+// the offsets it does not write.
+func TestCoordinatorOffsetsGolden(t *testing.T) {
+	for _, g := range coordinatorOffsets {
+		t.Run(g.file, func(t *testing.T) {
+			data := readOffsetsGolden(t, g.file)
+			if _, ok := decodeCanonicalOffsets(data); !ok {
+				t.Errorf("not taken by the fast path")
+			}
+			for _, in := range [][]byte{data, append([]byte(" "), data...)} {
+				got, err := DecodeTableOffsets(in)
+				if err != nil {
+					t.Fatalf("decode: %v", err)
+				}
+				if !reflect.DeepEqual(got, g.t) {
+					t.Fatalf("decode: got %+v, want %+v", got, g.t)
+				}
+			}
+			want := string(data)
+			if g.reencoded != "" {
+				want = g.reencoded
+			}
+			back, err := encodeFile(g.t)
+			if err != nil || string(back) != want {
+				t.Errorf("written back: %.200s, %v; want %.200s", back, err, want)
+			}
+			own, err := EncodeTableOffsets(g.t)
+			switch {
+			case g.refused && (!errors.Is(err, ErrInvalidOffsets) || own != nil):
+				t.Errorf("EncodeTableOffsets: %.200s, %v; want ErrInvalidOffsets", own, err)
+			case !g.refused && (err != nil || string(own) != want):
+				t.Errorf("EncodeTableOffsets: %.200s, %v; want %.200s", own, err, want)
 			}
 		})
 	}
@@ -146,6 +207,14 @@ func TestDecode(t *testing.T) {
 			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{pb(1, 0, 1), pb(1, 1, 5), pb(1, 2, 6)}}},
 		{"partition without buckets", `{"version":1,"table_id":3,"partition_offsets":[{"partition_id":1}]}`, offsets.TableOffsets{TableID: 3}},
 		{"repeated key last wins", `{"version":1,"table_id":3,"table_id":4}`, offsets.TableOffsets{TableID: 4}},
+		{"offsets below -1", `{"version":1,"table_id":3,"bucket_offsets":[-2,-1,-9223372036854775808]}`,
+			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{nb(0, -2), nb(2, math.MinInt64)}}},
+		{"partitioned offsets below -1", `{"version":1,"table_id":3,"partition_offsets":[{"partition_id":-4,"bucket_offsets":[-1,-3]}]}`,
+			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{pb(-4, 1, -3)}}},
+		{"bucket past MaxBucketID, general path", ` {"version":1,"table_id":3,"bucket_offsets":[` + strings.Repeat("-1,", MaxBucketID+1) + `-7]}`,
+			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{nb(MaxBucketID+1, -7)}}},
+		{"partitioned bucket past MaxBucketID", `{"version":1,"table_id":3,"partition_offsets":[{"partition_id":0,"bucket_offsets":[` + strings.Repeat("-1,", MaxBucketID+2) + `1]}]}`,
+			offsets.TableOffsets{TableID: 3, Buckets: []offsets.BucketOffset{pb(0, MaxBucketID+2, 1)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,7 +241,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"string version", `{"version":"1","table_id":1}`, "version must be a 64-bit integer"},
 		{"float table", `{"version":1,"table_id":1.5}`, "table_id must be a 64-bit integer"},
 		{"huge table", `{"version":1,"table_id":9223372036854775808}`, "table_id must be a 64-bit integer"},
-		{"offset -2", `{"version":1,"table_id":1,"bucket_offsets":[-2]}`, "bucket_offsets[0] is -2"},
+		{"offset past int64", `{"version":1,"table_id":1,"bucket_offsets":[-9223372036854775809]}`, "bucket_offsets[0] must be a 64-bit integer"},
+		{"fraction offset", `{"version":1,"table_id":1,"bucket_offsets":[1.0]}`, "bucket_offsets[0] must be a 64-bit integer"},
 		{"string offset", `{"version":1,"table_id":1,"bucket_offsets":["5"]}`, "bucket_offsets[0] must be"},
 		{"buckets not array", `{"version":1,"table_id":1,"bucket_offsets":{}}`, "bucket_offsets must be an array"},
 		{"buckets null", `{"version":1,"table_id":1,"bucket_offsets":null}`, "bucket_offsets must be an array"},
@@ -197,15 +267,31 @@ func TestDecodeErrors(t *testing.T) {
 			}
 		})
 	}
-	long := `{"version":1,"table_id":1,"bucket_offsets":[` + strings.Repeat("-1,", MaxBucketID+1) + `-1]}`
-	if _, err := DecodeTableOffsets([]byte(long)); err == nil || !strings.Contains(err.Error(), "more than") {
+	// An array longer than 32-bit bucket ids count, which no coordinator
+	// can write, is refused by its length alone (a real one is 6 GiB).
+	if err := checkBucketCount(maxFileBuckets + 1); !errors.Is(err, ErrMalformedOffsetsFile) || !strings.Contains(err.Error(), "more than a 32-bit bucket id counts") {
 		t.Errorf("over-long array: error %v", err)
+	}
+	if err := checkBucketCount(maxFileBuckets); err != nil {
+		t.Errorf("the longest array: %v", err)
 	}
 }
 
+// FuzzDecodeTableOffsets: whatever the sidecar reads, whatever its value
+// ranges, the file writer can write back (encodeFile), into bytes that
+// read back as the same table, take the fast path and are written again
+// unchanged. Input already in that form is written back byte for byte.
+// The sidecar's own writer (EncodeTableOffsets) either writes those same
+// bytes or refuses the table for its narrower rules alone: an offset below
+// 0 or a bucket id above MaxBucketID.
 func FuzzDecodeTableOffsets(f *testing.F) {
 	for _, g := range goldenOffsets {
 		f.Add(readOffsetsGolden(f, g.file))
+	}
+	for _, g := range coordinatorOffsets {
+		if g.file != "bucket_past_limit.json" { // too large a seed
+			f.Add(readOffsetsGolden(f, g.file))
+		}
 	}
 	f.Add([]byte(`{"version":1,"table_id":3,"partition_offsets":[{"partition_id":1,"bucket_offsets":[1,2]},{"partition_id":1,"bucket_offsets":[-1,5,6]}]}`))
 	f.Add([]byte(`{"version":1,"table_id":1,"bucket_offsets":[1],"partition_offsets":[]}`))
@@ -214,9 +300,9 @@ func FuzzDecodeTableOffsets(f *testing.F) {
 		if err != nil {
 			return
 		}
-		enc, err := EncodeTableOffsets(t1)
+		enc, err := encodeFile(t1)
 		if err != nil {
-			t.Fatalf("decoded %+v from %q but cannot encode it: %v", t1, b, err)
+			t.Fatalf("decoded %+v from %q but cannot write it back: %v", t1, b, err)
 		}
 		t2, err := DecodeTableOffsets(enc)
 		if err != nil {
@@ -225,11 +311,53 @@ func FuzzDecodeTableOffsets(f *testing.F) {
 		if !reflect.DeepEqual(t1, t2) {
 			t.Fatalf("round trip changed %+v into %+v (via %s)", t1, t2, enc)
 		}
-		enc2, err := EncodeTableOffsets(t2)
+		if _, ok := decodeCanonicalOffsets(enc); !ok {
+			t.Fatalf("own encoding %s misses the fast path", enc)
+		}
+		enc2, err := encodeFile(t2)
 		if err != nil || !bytes.Equal(enc, enc2) {
 			t.Fatalf("encoding not stable: %s vs %s (%v)", enc, enc2, err)
 		}
+		if writtenForm(b) && !bytes.Equal(b, enc) {
+			t.Fatalf("%q is in the written form but is written back as %q", b, enc)
+		}
+		own, err := EncodeTableOffsets(t1)
+		if err == nil {
+			if !bytes.Equal(own, enc) {
+				t.Fatalf("EncodeTableOffsets writes %s, the file writer %s", own, enc)
+			}
+			return
+		}
+		if !errors.Is(err, ErrInvalidOffsets) || !outsideOwnRules(t1) {
+			t.Fatalf("EncodeTableOffsets refuses %+v: %v; only an offset below 0 or a bucket id above %d may be refused", t1, err, MaxBucketID)
+		}
 	})
+}
+
+// writtenForm reports whether b is a file as a writer gives it: on the
+// fast path, with no -1 where a writer has no hole to fill (at the end of
+// a bucket array), no empty array and no -0.
+func writtenForm(b []byte) bool {
+	if _, ok := decodeCanonicalOffsets(b); !ok {
+		return false
+	}
+	for _, s := range []string{",-1]", "[-1]", "[]", "-0"} {
+		if bytes.Contains(b, []byte(s)) {
+			return false
+		}
+	}
+	return true
+}
+
+// outsideOwnRules reports whether t holds what only the sidecar's writer
+// refuses.
+func outsideOwnRules(t offsets.TableOffsets) bool {
+	for _, b := range t.Buckets {
+		if b.LogEndOffset < 0 || b.BucketID > MaxBucketID {
+			return true
+		}
+	}
+	return false
 }
 
 // byBucket is t's non-partitioned buckets as an array indexed by bucket id.

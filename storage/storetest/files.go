@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 
@@ -65,6 +66,12 @@ func testFileRoundTrip(e *env) {
 				{Partitioned: true, PartitionID: 1, BucketID: 0, LogEndOffset: 100}, {Partitioned: true, PartitionID: 1, BucketID: 1, LogEndOffset: 200},
 				{Partitioned: true, PartitionID: 2, BucketID: 0, LogEndOffset: 300}, {Partitioned: true, PartitionID: 2, BucketID: 1, LogEndOffset: 400}}}},
 		{`{"version":1,"table_id":1}`, offsets.TableOffsets{TableID: 1}},
+		// Offsets below -1 and a bucket id past flussjson.MaxBucketID, which
+		// a coordinator stores and answers and the sidecar does not write.
+		{`{"version":1,"table_id":5,"bucket_offsets":[-1,-5,7,-9223372036854775808]}`, offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{
+			{BucketID: 1, LogEndOffset: -5}, {BucketID: 2, LogEndOffset: 7}, {BucketID: 3, LogEndOffset: math.MinInt64}}}},
+		{`{"version":1,"table_id":5,"bucket_offsets":[` + strings.Repeat("-1,", flussjson.MaxBucketID+1) + `9]}`, offsets.TableOffsets{TableID: 5, Buckets: []offsets.BucketOffset{
+			{BucketID: flussjson.MaxBucketID + 1, LogEndOffset: 9}}}},
 	} {
 		path := e.plantedPath("p-2", c.want.TableID, i)
 		e.plant(path, []byte(c.data))
