@@ -26,8 +26,8 @@ metric() {
 }
 
 echo
-echo "== GET storm: one producer id, one GET in flight per connection (go test ./bench -bench GetStorm) =="
-out=$(go test ./bench/ -run='^$' -bench='GetStorm' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
+echo "== GET storm: one producer id, one GET in flight per connection (go test ./bench -bench 'GetStorm$') =="
+out=$(go test ./bench/ -run='^$' -bench='GetStorm$' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | sed -n 's/^storm| /  /p'
 for c in 16 64 256; do
 	printf '  %3d connections, linearizable (default): sidecar/do-nothing %s (target >= 0.7), sidecar/zk %s (target >= 1.5), p99 sidecar/zk %s (target <= 1; do-nothing/zk %s), without cache sidecar/zk %s, do-nothing/zk %s\n' \
