@@ -17,7 +17,7 @@ import (
 //
 //	go test ./bench -run '^$' -bench 'Get$/cached' -benchmem -cpuprofile cpu.out -memprofile mem.out
 func BenchmarkGet(b *testing.B) {
-	e := startStormEnv(b, 0, true)
+	e := startStormEnv(b, 0, true, false)
 	for _, tc := range []struct {
 		name string
 		addr string

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -49,14 +50,24 @@ import (
 //     arrived, shared with the GETs that arrived with it;
 //   - sequential: the same with sidecar.read-consistency sequential, GETs
 //     answered from the cache without waiting;
-//   - nocache: the sidecar with sidecar.snapshot-cache.max-bytes 0.
+//   - nocache: the sidecar with sidecar.snapshot-cache.max-bytes 0;
+//   - coordinator: a real Fluss 0.9.1-incubating coordinator
+//     (coordinator_test.go), its snapshots registered through itself under
+//     its own root, reached on its PLAINTEXT client listener; it serves
+//     the storm's GETs until its JIT compiler is done with them
+//     (warmCoordinator) before any of its GETs is counted.
+//
+// Every answer is checked against the one its target gave before the
+// storm (the coordinator's, in turn, against a sidecar's on the
+// coordinator's root), and the first error or wrong answer fails the
+// benchmark.
 //
 // Run it with scripts/bench.sh, which prints the ratios, or:
 //
-//	go test ./bench -run '^$' -bench GetStorm -benchtime 1x
+//	go test ./bench -run '^$' -bench 'GetStorm$' -benchtime 1x
 
 // randomTargets are the targets of the storm over random ids.
-var randomTargets = []string{"zk", "sidecar", "sequential", "nocache"}
+var randomTargets = []string{"zk", "sidecar", "sequential", "nocache", "coordinator"}
 
 // pacedNothing names the do-nothing server held to the linearizable
 // sidecar's rate in the same slice.
@@ -71,7 +82,9 @@ const (
 	stormWarm    = 300 * time.Millisecond // load before, once, not counted
 	randomIDs    = 1000
 	randomConns  = 64
-	stormTargets = "zk zksync nothing sidecar sequential nocache"
+	stormTargets = "zk zksync nothing sidecar sequential nocache coordinator"
+	// peerTarget is the storm's target that is a real Fluss coordinator.
+	peerTarget = "coordinator"
 )
 
 // stormResult is one target's load at one connection count.
@@ -120,7 +133,11 @@ func (r stormResult) pct(p float64) time.Duration {
 // gives each connection its own caller and a per-connection random source.
 type caller func(ctx context.Context, rnd *rand.Rand) error
 
-// runStorm loads conns callers for warm+d and measures the last d.
+// runStorm loads conns callers for warm+d and measures the last d: the
+// requests sent in it. Without warm, a measured run starts with nothing in
+// flight, and its elapsed time runs until the last of its answers, which
+// dividing by d alone would credit to the window: at 256 connections on a
+// server answering 5,000 GETs a second that is a fifth more than it served.
 func runStorm(ctx context.Context, callers []caller, warm, d time.Duration) (stormResult, error) {
 	return runStormPaced(ctx, callers, warm, d, 0)
 }
@@ -176,6 +193,9 @@ func runStormPaced(ctx context.Context, callers []caller, warm, d, pace time.Dur
 	wg.Wait()
 	res.reqs = len(res.latencies)
 	res.elapsed = d
+	if warm == 0 {
+		res.elapsed = time.Since(start)
+	}
 	slices.Sort(res.latencies)
 	return res, firstEr
 }
@@ -185,21 +205,30 @@ type stormEnv struct {
 	// addresses of the sidecar (cache on), the sidecar with its cache off
 	// and the do-nothing server, each in its own process (child_test.go)
 	sidecar, sequential, nocache, nothing string
+	// coordinator is the Fluss coordinator's client listener, "" when the
+	// storm has no such target
+	coordinator string
 	// pids of the targets' server processes, by target name (none for
 	// raw ZooKeeper, whose server is ZooKeeper itself, nor in process)
 	pids    map[string]int
 	zkPaths []string // full znode paths: [0] the storm id, then the random ids
 	ids     []string // producer ids, same order
 	bodies  [][]byte // encoded GET requests, same order
+	// answers are the sidecars' answers to bodies, coordAnswers the
+	// coordinator's (another root: other expirations); nil where not read
+	answers, coordAnswers [][]byte
 }
 
 // startStormEnv starts both sidecars on one ZooKeeper root and one remote
 // directory, registers the storm id and, if random, randomIDs more, and
 // starts the do-nothing server with the sidecar's answer for the storm id.
+// With withPeer it also registers the same ids through the process's Fluss
+// coordinator (coordinator_test.go), under its own root, and checks its
+// answers against a sidecar's on that root.
 //
 // With inProcess the servers run in this process instead (BenchmarkGet
 // counts their allocations).
-func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
+func startStormEnv(tb testing.TB, random int, inProcess, withPeer bool) *stormEnv {
 	tb.Helper()
 	root := fmt.Sprintf("/storm-%d-%d", os.Getpid(), seq.Add(1))
 	dir := tb.TempDir()
@@ -218,38 +247,11 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 		e.sequential, e.pids["sequential"] = startChildPID(tb, "sidecar", append(env, childKVEnv+"="+app.KeyReadConsistency+"="+app.ReadSequential)...)
 	}
 
-	ctx := context.Background()
-	c, err := wire.Dial(ctx, e.sidecar, wire.ClientOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer c.Close()
 	ids := []string{"storm"}
 	for i := range random {
 		ids = append(ids, fmt.Sprintf("random-%04d", i))
 	}
-	// Register in parallel: a thousand registers one by one take a while.
-	var wg sync.WaitGroup
-	errs := make(chan error, len(ids))
-	sem := make(chan struct{}, 16)
-	for _, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String(id), TableOffsets: twoTables()}
-			resp := &messages.RegisterProducerOffsetsResponse{}
-			if err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil || resp.GetResult() != 0 {
-				errs <- fmt.Errorf("register %s: %v %v", id, err, resp)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		tb.Fatal(err)
-	}
+	registerIDs(tb, e.sidecar, ids, false)
 	for _, id := range ids {
 		body, err := proto.Marshal(&messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)})
 		if err != nil {
@@ -259,23 +261,24 @@ func startStormEnv(tb testing.TB, random int, inProcess bool) *stormEnv {
 		e.bodies = append(e.bodies, body)
 		e.zkPaths = append(e.zkPaths, root+zkstore.ProducersPath+"/"+id)
 	}
-	r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[0])
-	if err != nil || r.Type != wire.ResponseSuccess {
-		tb.Fatalf("get: %v %v", err, r.Err())
-	}
-	got := &messages.GetProducerOffsetsResponse{}
-	if err := proto.Unmarshal(r.Body, got); err != nil || len(got.TableOffsets) != 2 {
-		tb.Fatalf("get answer %v %v", got, err)
-	}
+	e.answers = getAnswers(tb, e.sidecar, e.bodies)
 	if inProcess {
-		s, err := listenNothing(r.Body)
+		s, err := listenNothing(e.answers[0])
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(s.close)
 		e.nothing = s.addr()
 	} else {
-		e.nothing, e.pids["nothing"] = startChildPID(tb, "nothing", childBodyEnv+"="+hex.EncodeToString(r.Body))
+		e.nothing, e.pids["nothing"] = startChildPID(tb, "nothing", childBodyEnv+"="+hex.EncodeToString(e.answers[0]))
+	}
+	if withPeer {
+		p := startCoordinator(tb)
+		// The process's earlier storms may have registered these ids.
+		registerIDs(tb, p.addr, ids, true)
+		e.coordinator, e.pids[peerTarget] = p.addr, p.pid
+		e.coordAnswers = getAnswers(tb, p.addr, e.bodies)
+		checkBesideCoordinator(tb, p, e.bodies, e.coordAnswers)
 	}
 	return e
 }
@@ -319,19 +322,28 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 				return err
 			}
 		default:
-			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "sequential": e.sequential, "nocache": e.nocache}[target]
+			addr := map[string]string{"nothing": e.nothing, "sidecar": e.sidecar, "sequential": e.sequential, "nocache": e.nocache,
+				peerTarget: e.coordinator}[target]
+			if addr == "" {
+				tb.Fatalf("the storm has no target %q", target)
+			}
+			want := e.want(target)
 			c, err := wire.Dial(context.Background(), addr, wire.ClientOptions{})
 			if err != nil {
 				tb.Fatal(err)
 			}
 			tb.Cleanup(func() { c.Close() })
 			out[i] = func(ctx context.Context, rnd *rand.Rand) error {
-				r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[pick(rnd)])
+				k := pick(rnd)
+				r, err := c.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[k])
 				if err != nil {
 					return err
 				}
 				if r.Type != wire.ResponseSuccess || len(r.Body) == 0 {
 					return fmt.Errorf("%s: %v %v", target, r.Type, r.Err())
+				}
+				if want != nil && !bytes.Equal(r.Body, want(k)) {
+					return fmt.Errorf("%s: GET of %s answered %x, before the storm %x", target, e.ids[k], r.Body, want(k))
 				}
 				return nil
 			}
@@ -340,8 +352,26 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 	return out
 }
 
+// want returns the answer target must give to e.bodies[k], or nil where the
+// storm read none before (a caller then checks only that there is one).
+func (e *stormEnv) want(target string) func(k int) []byte {
+	switch {
+	case target == "nothing" && e.answers != nil:
+		return func(int) []byte { return e.answers[0] } // its one fixed answer
+	case target == peerTarget && e.coordAnswers != nil:
+		return func(k int) []byte { return e.coordAnswers[k] }
+	case target != peerTarget && e.answers != nil:
+		return func(k int) []byte { return e.answers[k] }
+	}
+	return nil
+}
+
 func BenchmarkGetStorm(b *testing.B) {
-	e := startStormEnv(b, randomIDs, false)
+	targets := strings.Fields(stormTargets)
+	if v := os.Getenv("FLUSS_BENCH_STORM_TARGETS"); v != "" {
+		targets = strings.Fields(v)
+	}
+	e := startStormEnv(b, randomIDs, false, slices.Contains(targets, peerTarget))
 	ctx := context.Background()
 	results := map[string]map[int]*stormResult{} // target → conns → merged
 	merge := func(target string, conns int, r stormResult) {
@@ -366,10 +396,6 @@ func BenchmarkGetStorm(b *testing.B) {
 		w.end(&r.cpu, zkServer.CPUTime)
 		return r, err
 	}
-	targets := strings.Fields(stormTargets)
-	if v := os.Getenv("FLUSS_BENCH_STORM_TARGETS"); v != "" {
-		targets = strings.Fields(v)
-	}
 	if v := os.Getenv("FLUSS_BENCH_STORM_CONNS"); v != "" {
 		stormConns = nil
 		for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
@@ -382,11 +408,18 @@ func BenchmarkGetStorm(b *testing.B) {
 	}
 	// A chosen subset of targets leaves the ratios out unless every
 	// target they compare ran; the storm over random ids runs only with
-	// every target.
-	full := len(targets) == len(strings.Fields(stormTargets))
-	rts := randomTargets
-	if !full {
-		rts = nil
+	// every target but the coordinator, which joins it when chosen
+	// (FLUSS_BENCH_STORM_TARGETS without "coordinator" is the storm
+	// without Java).
+	full := true
+	for _, t := range strings.Fields(stormTargets) {
+		full = full && (t == peerTarget || slices.Contains(targets, t))
+	}
+	var rts []string
+	for _, t := range randomTargets {
+		if full && slices.Contains(targets, t) {
+			rts = append(rts, t)
+		}
 	}
 	all := make([]int, 0, randomIDs)
 	for i := 1; i <= randomIDs; i++ {
@@ -404,7 +437,22 @@ func BenchmarkGetStorm(b *testing.B) {
 	for _, t := range rts {
 		random[t] = e.callers(b, t, randomConns, all)
 	}
-	// Warm every target up once, uncounted.
+	// The coordinator first serves the storm's GETs long enough for its
+	// JIT compiler to finish with them (once per process), then every
+	// target is warmed up once, uncounted.
+	var warmth jitWarmth
+	if cs := single[peerTarget]; cs != nil {
+		// Windows alternate between the storm's id, at the middle
+		// connection count, and the random ids.
+		warmth = warmCoordinator(b, startCoordinator(b), "get", func(w int, d time.Duration) error {
+			callers := cs[stormConns[len(stormConns)/2]]
+			if w%2 == 1 && random[peerTarget] != nil {
+				callers = random[peerTarget]
+			}
+			_, err := runStorm(ctx, callers, d, 0)
+			return err
+		})
+	}
 	for _, t := range targets {
 		for _, n := range stormConns {
 			if _, err := runStorm(ctx, single[t][n], stormWarm, 0); err != nil {
@@ -472,14 +520,19 @@ func BenchmarkGetStorm(b *testing.B) {
 	var tbl strings.Builder
 	fmt.Fprintf(&tbl, "GET storm, %d CPUs (GOMAXPROCS %d), shared machine: ratios are within this run\n", runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(&tbl, "CPU per request, in microseconds, of the target's own server process and of ZooKeeper (for zk and zksync the server is ZooKeeper)\n")
-	fmt.Fprintf(&tbl, "%-6s %-10s %10s %9s %9s %11s %8s\n", "conns", "target", "req/s", "p50", "p99", "server-cpu", "zk-cpu")
+	if single[peerTarget] != nil {
+		fmt.Fprintf(&tbl, "coordinator: Fluss %s, JVM %s, measured after %s\n", flusstest.Fluss091.Version,
+			strings.Join(coordinatorJVM("")[:3], " "), warmth)
+		b.ReportMetric(warmth.took.Seconds(), "coordinator-jit-warm-s")
+	}
+	fmt.Fprintf(&tbl, "%-6s %-11s %10s %9s %9s %11s %8s\n", "conns", "target", "req/s", "p50", "p99", "server-cpu", "zk-cpu")
 	for _, n := range stormConns {
 		for _, t := range append(slices.Clone(targets), pacedNothing) {
 			r := results[t][n]
 			if r == nil {
 				continue
 			}
-			fmt.Fprintf(&tbl, "%-6d %-10s %10.0f %9v %9v %11s %8s\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
+			fmt.Fprintf(&tbl, "%-6d %-11s %10.0f %9v %9v %11s %8s\n", n, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
 				fmtCPU(r.serverCPU()), fmtCPU(r.zkCPU()))
 		}
 		if results["sidecar"] != nil && results[pacedNothing] != nil {
@@ -503,6 +556,18 @@ func BenchmarkGetStorm(b *testing.B) {
 				b.ReportMetric(v, fmt.Sprintf("c%d-%s-zk-cpu-us/req", n, t))
 			}
 		}
+		// The real coordinator against the sidecar, read modes apart.
+		for _, t := range []string{"sidecar", "sequential"} {
+			s, c := results[t][n], results[peerTarget][n]
+			if s == nil || c == nil {
+				continue
+			}
+			b.ReportMetric(s.rate()/c.rate(), fmt.Sprintf("c%d-%s/coordinator", n, t))
+			b.ReportMetric(float64(s.pct(0.99))/float64(c.pct(0.99)), fmt.Sprintf("c%d-p99-%s/coordinator", n, t))
+			if ratio := cpuRatio(s.serverCPU(), c.serverCPU()); ratio > 0 {
+				b.ReportMetric(ratio, fmt.Sprintf("c%d-cpu-%s/coordinator", n, t))
+			}
+		}
 		if !full {
 			continue
 		}
@@ -522,7 +587,7 @@ func BenchmarkGetStorm(b *testing.B) {
 	}
 	for _, t := range rts {
 		r := results[t+"-random"][randomConns]
-		fmt.Fprintf(&tbl, "%-6d %-10s %10.0f %9v %9v %11s %8s  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
+		fmt.Fprintf(&tbl, "%-6d %-11s %10.0f %9v %9v %11s %8s  (%d random ids)\n", randomConns, t, r.rate(), r.pct(0.5).Round(time.Microsecond), r.pct(0.99).Round(time.Microsecond),
 			fmtCPU(r.serverCPU()), fmtCPU(r.zkCPU()), randomIDs)
 	}
 	if !full {
@@ -535,6 +600,24 @@ func BenchmarkGetStorm(b *testing.B) {
 	b.ReportMetric(results["sequential-random"][randomConns].rate()/zr.rate(), "random-sequential/zk")
 	b.ReportMetric(sr.rate()/zr.rate(), "random-sidecar/zk")
 	b.ReportMetric(nr.rate()/zr.rate(), "random-nocache/zk")
+	if cr := results[peerTarget+"-random"][randomConns]; cr != nil {
+		b.ReportMetric(sr.rate()/cr.rate(), "random-sidecar/coordinator")
+		b.ReportMetric(float64(sr.pct(0.99))/float64(cr.pct(0.99)), "random-p99-sidecar/coordinator")
+		if ratio := cpuRatio(sr.serverCPU(), cr.serverCPU()); ratio > 0 {
+			b.ReportMetric(ratio, "random-cpu-sidecar/coordinator")
+		}
+		for _, x := range []struct {
+			t string
+			r *stormResult
+		}{{"sidecar", sr}, {peerTarget, cr}} {
+			if v := x.r.serverCPU(); v >= 0 {
+				b.ReportMetric(v, "random-"+x.t+"-server-cpu-us/req")
+			}
+			if v := x.r.zkCPU(); v >= 0 {
+				b.ReportMetric(v, "random-"+x.t+"-zk-cpu-us/req")
+			}
+		}
+	}
 	// Printed rather than logged: go test keeps only ten lines of a
 	// benchmark's log.
 	for _, line := range strings.Split(tbl.String(), "\n") {
@@ -543,10 +626,11 @@ func BenchmarkGetStorm(b *testing.B) {
 }
 
 // TestGetStormWorks keeps the storm's targets honest in `make test`: each
-// answers a few GETs of the storm id, and the do-nothing server answers
-// exactly the sidecar's bytes.
+// answers a few GETs of the storm id, the do-nothing server answers
+// exactly the sidecar's bytes, and a caller fails on an answer other than
+// the one its target gave before the storm.
 func TestGetStormWorks(t *testing.T) {
-	e := startStormEnv(t, 3, false)
+	e := startStormEnv(t, 3, false, true)
 	ctx := context.Background()
 	for _, target := range strings.Fields(stormTargets) {
 		callers := e.callers(t, target, 2, []int{0, 1, 2, 3})
@@ -559,7 +643,7 @@ func TestGetStormWorks(t *testing.T) {
 		}
 	}
 	// Every server the storm charges CPU to can be read.
-	for _, target := range []string{"sidecar", "sequential", "nocache", "nothing"} {
+	for _, target := range []string{"sidecar", "sequential", "nocache", "nothing", peerTarget} {
 		if _, ok := pidCPU(e.pids[target]); !ok && runtime.GOOS == "linux" {
 			t.Errorf("the CPU time of %s's process %d cannot be read", target, e.pids[target])
 		}
@@ -584,6 +668,12 @@ func TestGetStormWorks(t *testing.T) {
 	want, err := s.CallRaw(ctx, messages.KeyGetProducerOffsets, 0, e.bodies[0])
 	if err != nil || !bytes.Equal(r.Body, want.Body) {
 		t.Fatalf("do-nothing answer %x, sidecar %x (%v)", r.Body, want.Body, err)
+	}
+	changed := *e
+	changed.coordAnswers = slices.Clone(e.coordAnswers)
+	changed.coordAnswers[0] = append(bytes.Clone(e.coordAnswers[0][:len(e.coordAnswers[0])-1]), 0)
+	if err := changed.callers(t, peerTarget, 1, []int{0})[0](ctx, nil); err == nil {
+		t.Fatal("a caller took an answer other than its target's before the storm")
 	}
 }
 

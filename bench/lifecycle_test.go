@@ -46,7 +46,23 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(childRoleEnv); role != "" {
 		os.Exit(runChild(role)) // a GET storm server (child_test.go)
 	}
-	zktest.MainServer(m, func(s *zktest.Server) { zkAddr, zkServer = s.Addr, s })
+	os.Exit(runBenchmarks(m))
+}
+
+// runBenchmarks starts the package's ZooKeeper, runs the tests and
+// benchmarks, and stops the Fluss cluster some of them start on that
+// ZooKeeper (coordinator_test.go) before ZooKeeper itself.
+func runBenchmarks(m *testing.M) int {
+	s, err := zktest.Start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zktest: cannot start ZooKeeper: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	zkAddr, zkServer = s.Addr, s
+	code := m.Run()
+	stopCoordinator(code != 0)
+	return code
 }
 
 var seq atomic.Int64

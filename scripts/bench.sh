@@ -7,6 +7,12 @@
 # The GET storm and proxy benchmarks run a fixed amount of work per round
 # (1 round, and 5 rounds); they take about two minutes together. The
 # lifecycle runs count times 6 rounds of each of its three sides (about 30 s each).
+# The real Fluss 0.9.1 coordinator (scripts/resolve-maven.sh fetches its jars;
+# make deps runs it) is a target of the GET storm and of a lifecycle pair of
+# its own, count times 6 rounds of each side; the first GETs and lifecycles
+# it serves warm its JIT up, uncounted, until the compiler goes quiet (about
+# 15 s and 30-40 s on the 2-CPU VM). FLUSS_BENCH_STORM_TARGETS without
+# "coordinator" leaves it out of both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 benchtime=${1:-3s}
@@ -26,8 +32,8 @@ metric() {
 }
 
 echo
-echo "== GET storm: one producer id, one GET in flight per connection (go test ./bench -bench GetStorm) =="
-out=$(go test ./bench/ -run='^$' -bench='GetStorm' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
+echo "== GET storm: one producer id, one GET in flight per connection (go test ./bench -bench 'GetStorm$') =="
+out=$(go test ./bench/ -run='^$' -bench='GetStorm$' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | sed -n 's/^storm| /  /p'
 for c in 16 64 256; do
 	printf '  %3d connections, linearizable (default): sidecar/do-nothing %s (target >= 0.7), sidecar/zk %s (target >= 1.5), p99 sidecar/zk %s (target <= 1; do-nothing/zk %s), without cache sidecar/zk %s, do-nothing/zk %s\n' \
@@ -50,6 +56,24 @@ for c in 16 64 256; do
 done
 printf '  1000 random ids, 64 connections: sidecar/zk %s (target >= 0.8), sequential %s, without cache %s\n' \
 	"$(metric random-sidecar/zk BenchmarkGetStorm)" "$(metric random-sequential/zk BenchmarkGetStorm)" "$(metric random-nocache/zk BenchmarkGetStorm)"
+coordinator=yes
+case " ${FLUSS_BENCH_STORM_TARGETS:-coordinator} " in *" coordinator "*) ;; *) coordinator=no ;; esac
+if [ "$coordinator" = yes ]; then
+	echo "  Against the real Fluss 0.9.1 coordinator (its JIT warmed for $(metric coordinator-jit-warm-s BenchmarkGetStorm) s first); CPU per GET in microseconds, server process + ZooKeeper:"
+	for c in 16 64 256; do
+		printf '  %3d connections: sidecar/coordinator throughput %s (sequential %s), p99 %s (sequential %s); CPU sidecar %s + %s, coordinator %s + %s, sidecar/coordinator server CPU %s (sequential %s)\n' \
+			"$c" "$(metric c$c-sidecar/coordinator BenchmarkGetStorm)" "$(metric c$c-sequential/coordinator BenchmarkGetStorm)" \
+			"$(metric c$c-p99-sidecar/coordinator BenchmarkGetStorm)" "$(metric c$c-p99-sequential/coordinator BenchmarkGetStorm)" \
+			"$(metric c$c-sidecar-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-sidecar-zk-cpu-us/req BenchmarkGetStorm)" \
+			"$(metric c$c-coordinator-server-cpu-us/req BenchmarkGetStorm)" "$(metric c$c-coordinator-zk-cpu-us/req BenchmarkGetStorm)" \
+			"$(metric c$c-cpu-sidecar/coordinator BenchmarkGetStorm)" "$(metric c$c-cpu-sequential/coordinator BenchmarkGetStorm)"
+	done
+	printf '  1000 random ids, 64 connections: sidecar/coordinator throughput %s, p99 %s; CPU sidecar %s + %s, coordinator %s + %s, sidecar/coordinator server CPU %s\n' \
+		"$(metric random-sidecar/coordinator BenchmarkGetStorm)" "$(metric random-p99-sidecar/coordinator BenchmarkGetStorm)" \
+		"$(metric random-sidecar-server-cpu-us/req BenchmarkGetStorm)" "$(metric random-sidecar-zk-cpu-us/req BenchmarkGetStorm)" \
+		"$(metric random-coordinator-server-cpu-us/req BenchmarkGetStorm)" "$(metric random-coordinator-zk-cpu-us/req BenchmarkGetStorm)" \
+		"$(metric random-cpu-sidecar/coordinator BenchmarkGetStorm)"
+fi
 
 echo
 echo "== Allocations per GET, client and server together (go test ./bench -bench 'Get$' -benchmem) =="
@@ -82,6 +106,20 @@ out=$(FLUSS_BENCH_READ_CONSISTENCY=sequential go test ./bench/ -run='^$' -bench=
 printf '  throughput sidecar/baseline %s: sidecar %s, baseline %s lifecycles/s; ZooKeeper CPU per lifecycle, sidecar / baseline: %s / %s us\n' \
 	"$(metric sidecar/baseline BenchmarkLifecyclePair)" "$(metric sidecar-lifecycles/s BenchmarkLifecyclePair)" "$(metric baseline-lifecycles/s BenchmarkLifecyclePair)" \
 	"$(metric sidecar-zk-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric baseline-zk-cpu-us/lifecycle BenchmarkLifecyclePair)"
+
+if [ "$coordinator" = yes ]; then
+	echo
+	echo "== Lifecycle against the real Fluss 0.9.1 coordinator: the sidecar's and the coordinator's processes in alternating rounds (go test ./bench -bench LifecycleCoordinator, count $count) =="
+	out=$(go test ./bench/ -run='^$' -bench='LifecycleCoordinator' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
+	echo "$out" | sed -n 's/^lifecycle| /  /p'
+	printf '  throughput sidecar/coordinator %s: sidecar %s, coordinator %s lifecycles/s (the coordinator measured after %s s of warm-up)\n' \
+		"$(metric sidecar/coordinator BenchmarkLifecycleCoordinator)" "$(metric sidecar-lifecycles/s BenchmarkLifecycleCoordinator)" \
+		"$(metric coordinator-lifecycles/s BenchmarkLifecycleCoordinator)" "$(metric coordinator-jit-warm-s BenchmarkLifecycleCoordinator)"
+	printf '  CPU per lifecycle, server process + ZooKeeper: sidecar %s + %s us, coordinator %s + %s us; sidecar/coordinator server CPU %s\n' \
+		"$(metric sidecar-cpu-us/lifecycle BenchmarkLifecycleCoordinator)" "$(metric sidecar-zk-cpu-us/lifecycle BenchmarkLifecycleCoordinator)" \
+		"$(metric coordinator-cpu-us/lifecycle BenchmarkLifecycleCoordinator)" "$(metric coordinator-zk-cpu-us/lifecycle BenchmarkLifecycleCoordinator)" \
+		"$(metric cpu-sidecar/coordinator BenchmarkLifecycleCoordinator)"
+fi
 
 echo
 echo "== Many tables (go test ./bench -bench GetManyTablesS3, benchtime $benchtime, count $count) =="
