@@ -190,8 +190,12 @@ func offsetsRoundTrip(t *testing.T, c *wire.Client, id string) {
 	if err := c.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, got); err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
-	if !proto.Equal(&messages.PbProducerTableOffsets{TableId: proto.Int64(7), BucketOffsets: reg.TableOffsets[0].BucketOffsets}, firstTable(got)) {
-		t.Fatalf("get %s: %v, want the registered offsets %v", id, got, reg.TableOffsets)
+	// Bucket 1 first: the order of a coordinator's Java HashMap
+	// (docs/storage-format.md §7.3), which the sidecar answers in.
+	want := &messages.PbProducerTableOffsets{TableId: proto.Int64(7), BucketOffsets: []*messages.PbBucketOffset{
+		reg.TableOffsets[0].BucketOffsets[1], reg.TableOffsets[0].BucketOffsets[0]}}
+	if !proto.Equal(want, firstTable(got)) {
+		t.Fatalf("get %s: %v, want the registered offsets %v", id, got, want)
 	}
 	if err := c.Call(ctx, messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
 		t.Fatalf("delete %s: %v", id, err)

@@ -78,3 +78,38 @@ func FuzzMap(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCoordinatorGetOrder drives the GET model with arbitrary files (tables
+// repeated across files, colliding hashes, partitions) and checks what must
+// hold whatever Java's order: every bucket answered once, under its table,
+// with the last file's offset, each table once (checkGetAnswer), on both
+// JDK models.
+func FuzzCoordinatorGetOrder(f *testing.F) {
+	f.Add([]byte{1, 0, 1, 1, 0x82, 0, 0x81, 5})
+	f.Add([]byte{0x80, 64, 0x80, 128, 0x80, 192, 3, 3, 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Two bytes a bucket: table (high bit: a new file) and bucket
+		// (high bit: partitioned, partition id from bits 5-6).
+		var files [][]Bucket
+		seen := map[Bucket]bool{}
+		for i := 0; i+1 < len(data); i += 2 {
+			table := int64(data[i]&0x7f) << (8 * (data[i] & 3))
+			if len(files) == 0 || data[i]&0x80 != 0 || files[len(files)-1][0].TableID != table {
+				files = append(files, nil)
+				clear(seen)
+			}
+			b := Bucket{TableID: table, BucketID: int32(data[i+1] & 0x1f)}
+			if data[i+1]&0x80 != 0 {
+				b.Partitioned, b.PartitionID = true, int64(data[i+1]>>5&3)*31
+			}
+			if seen[b.key()] {
+				continue // a file holds a bucket once
+			}
+			seen[b.key()] = true
+			files[len(files)-1] = append(files[len(files)-1], b)
+		}
+		for _, jdk19 := range []bool{false, true} {
+			checkGetAnswer(t, files, coordinatorGet(files, jdk19).GetAnswer)
+		}
+	})
+}

@@ -17,10 +17,11 @@ import (
 // that arrived meanwhile (readindex); the answer then comes from the cache
 // when it holds the snapshot (quickGet), else from the registry. A missing
 // snapshot is an empty SUCCESS body (no producer_id), which clients read as
-// "not found". Every bucket carries log_end_offset; a table without a
-// bucket has no entry (answerTables). With authorization on, tables the
-// principal may not READ, and unknown table ids, are silently left out;
-// producer_id and expiration_time are still returned.
+// "not found". Every bucket carries log_end_offset; tables and buckets are
+// listed in the order a coordinator's Java HashMaps give, a table without a
+// bucket has no entry (coordinatorAnswer). With authorization on, tables
+// the principal may not READ, and unknown table ids, are silently left
+// out; producer_id and expiration_time are still returned.
 func (s *Sidecar) getProducerOffsets() wire.API {
 	return wire.API{
 		Key: messages.KeyGetProducerOffsets, Name: messages.KeyGetProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
@@ -45,40 +46,10 @@ func (s *Sidecar) getProducerOffsets() wire.API {
 			if s.authorizing() {
 				keep = func(tableID int64) bool { return s.checkTable(sess, authz.OpRead, tableID) == nil }
 			}
-			resp.TableOffsets = tableOffsetsToProto(answerTables(snap.Tables, keep))
+			resp.TableOffsets = tableOffsetsToProto(keptTables(coordinatorAnswer(snap.Tables), keep))
 			return resp, nil
 		},
 	}
-}
-
-// answerTables returns the tables a GET answer lists: those with at least
-// one bucket (answered) that keep admits (all if keep is nil), in their
-// order. It returns tables itself when it leaves none out.
-func answerTables(tables []offsets.TableOffsets, keep func(tableID int64) bool) []offsets.TableOffsets {
-	for i, t := range tables {
-		if answered(t, keep) {
-			continue
-		}
-		out := make([]offsets.TableOffsets, i, len(tables)-1)
-		copy(out, tables)
-		for _, t := range tables[i+1:] {
-			if answered(t, keep) {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
-	return tables
-}
-
-// answered reports whether a GET answer lists table t. A coordinator
-// answers from the offsets it read, grouped by table, so a table whose file
-// holds no bucket has no entry: a file of holes only, which a coordinator
-// writes for a register whose log end offsets are all -1 (they read back as
-// absent, docs/storage-format.md §6). Such a table is never authorized
-// either: keep runs only for a table with buckets.
-func answered(t offsets.TableOffsets, keep func(tableID int64) bool) bool {
-	return len(t.Buckets) > 0 && (keep == nil || keep(t.TableID))
 }
 
 // tableOffsetsToProto builds the response's tables. The messages and the

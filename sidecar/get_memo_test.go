@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"unsafe"
+
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
 )
 
 // TestGetMemoIDOf: a GET's id bytes become the string an answer is kept
@@ -15,7 +17,7 @@ func TestGetMemoIDOf(t *testing.T) {
 		t.Fatalf("idOf with nothing kept = %q, want p-1", got)
 	}
 	kept := string([]byte("p-1"))
-	m.store(kept, 7, []byte{1, 2})
+	m.store(kept, 7, producer.Snapshot{}, []byte{1, 2})
 	got := m.idOf([]byte("p-1"))
 	if got != "p-1" || unsafe.StringData(got) != unsafe.StringData(kept) {
 		t.Fatalf("idOf(p-1) = %q at %p, want the kept string at %p", got, unsafe.StringData(got), unsafe.StringData(kept))

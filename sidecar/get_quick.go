@@ -32,9 +32,9 @@ const (
 // it does not answer exactly as the handler would: a body other than one
 // well-formed producer_id, an invalid id, a snapshot or file not cached.
 //
-// Without authorization, whose filter depends on the connection, the
-// answer is the same for every client while the cached state is: it is
-// kept in s.memo and copied.
+// The answer is the same for every GET while the cached state is, but for
+// authorization's filter: s.memo keeps it, as bytes to copy or as tables
+// in the coordinator's order to encode (get_memo.go).
 func (s *Sidecar) quickGet(sess *wire.Session, _ int16, body, dst []byte) ([]byte, string, bool) {
 	idBytes, ok := getRequestID(body)
 	if !ok {
@@ -42,17 +42,23 @@ func (s *Sidecar) quickGet(sess *wire.Session, _ int16, body, dst []byte) ([]byt
 	}
 	id := s.memo.idOf(idBytes)
 	reg := s.cfg.Registry
-	useMemo := !s.authorizing()
-	if useMemo {
-		token, found, ok := reg.CachedToken(id)
-		if !ok {
-			return nil, "", false
+	var keep func(tableID int64) bool
+	if s.authorizing() {
+		keep = func(tableID int64) bool { return s.checkTable(sess, authz.OpRead, tableID) == nil }
+	}
+	token, found, ok := reg.CachedToken(id)
+	if !ok {
+		return nil, "", false
+	}
+	if !found {
+		return dst, id, true // an empty body: not found
+	}
+	if a, ok := s.memo.lookup(id, token); ok {
+		if keep == nil && a.body != nil {
+			return append(dst, a.body...), id, true
 		}
-		if !found {
-			return dst, id, true // an empty body: not found
-		}
-		if answer, ok := s.memo.lookup(id, token); ok {
-			return append(dst, answer...), id, true
+		if a.ordered {
+			return appendGetResponse(dst, a.answer, keep), id, true
 		}
 	}
 	var buf [4]offsets.TableOffsets
@@ -63,14 +69,15 @@ func (s *Sidecar) quickGet(sess *wire.Session, _ int16, body, dst []byte) ([]byt
 	if !found {
 		return dst, id, true
 	}
-	if useMemo {
-		start := len(dst)
-		dst = appendGetResponse(dst, snap, nil)
-		s.memo.store(id, token, dst[start:])
-		return dst, id, true
+	snap.Tables = coordinatorAnswer(snap.Tables)
+	start := len(dst)
+	dst = appendGetResponse(dst, snap, keep)
+	var all []byte // the answer listing every table
+	if keep == nil {
+		all = dst[start:]
 	}
-	keep := func(tableID int64) bool { return s.checkTable(sess, authz.OpRead, tableID) == nil }
-	return appendGetResponse(dst, snap, keep), id, true
+	s.memo.store(id, token, snap, all)
+	return dst, id, true
 }
 
 // getRequestID returns the producer_id of a GetProducerOffsetsRequest body
@@ -89,10 +96,10 @@ func getRequestID(body []byte) (id []byte, ok bool) {
 }
 
 // appendGetResponse appends the encoding of the GetProducerOffsetsResponse
-// for snap to dst, listing the tables answerTables keeps. It is byte for
-// byte what proto.Marshal makes of the message the handler builds (fields
-// in number order, every bucket with its log end offset), which
-// get_quick_test.go checks.
+// for snap to dst, listing snap's tables in their order, those keptTables
+// keeps. It is byte for byte what proto.Marshal makes of the message the
+// handler builds (fields in number order, every bucket with its log end
+// offset), which get_quick_test.go checks.
 func appendGetResponse(dst []byte, snap producer.Snapshot, keep func(tableID int64) bool) []byte {
 	dst = protowire.AppendTag(dst, getRespProducerID, protowire.BytesType)
 	dst = protowire.AppendString(dst, snap.ProducerID)

@@ -27,14 +27,14 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// handlerBody is what the GET handler's message marshals to, the reference
-// appendGetResponse must equal.
+// handlerBody is what the GET handler's message marshals to for tables in
+// the order given, the reference appendGetResponse must equal.
 func handlerBody(t testing.TB, snap producer.Snapshot, keep func(int64) bool) []byte {
 	t.Helper()
 	resp := &messages.GetProducerOffsetsResponse{
 		ProducerId:     proto.String(snap.ProducerID),
 		ExpirationTime: proto.Int64(snap.ExpirationTime),
-		TableOffsets:   tableOffsetsToProto(answerTables(snap.Tables, keep)),
+		TableOffsets:   tableOffsetsToProto(keptTables(snap.Tables, keep)),
 	}
 	b, err := proto.Marshal(resp)
 	if err != nil {
@@ -262,8 +262,8 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 				}
 				ids = append(ids, id)
 			}
-			// Twice: the second pass is answered from the memo when there
-			// is no authorization.
+			// Twice: the second pass is answered from the memo, as bytes
+			// without authorization, as ordered tables with it.
 			// The memo is direct-mapped: in the second pass an id whose
 			// slot another id holds is built (and stored) again. Replay
 			// the pass on the slots as the first pass left them.
@@ -298,12 +298,9 @@ func TestQuickGetAnswersAsTheHandler(t *testing.T) {
 				// Every valid id went through Quick (40 registered, one
 				// absent): one lookup each, and one more to build a found
 				// answer not yet in the memo. The slow server has no Quick.
-				want := int64(41)
-				if !authorize && pass == 0 {
-					want = 81
-				}
-				if !authorize && pass == 1 {
-					want += memoMisses
+				want := int64(81)
+				if pass == 1 {
+					want = 41 + memoMisses
 				}
 				if got := store.hits.Load() - before; got != want {
 					t.Fatalf("pass %d: Quick looked up %d snapshots, want %d", pass, got, want)
@@ -427,7 +424,7 @@ func getBoth(t *testing.T, ctx context.Context, quick, slow *wire.Client, id str
 func TestGetMemo(t *testing.T) {
 	m := newGetMemo()
 	body := []byte("answer")
-	m.store("a", 7, body)
+	m.store("a", 7, producer.Snapshot{}, body)
 	body[0] = 'X' // the memo keeps its own copy
 	tests := []struct {
 		id     string
@@ -440,14 +437,10 @@ func TestGetMemo(t *testing.T) {
 		{"b", 7, "", false}, // another id, whatever its slot
 	}
 	for _, tt := range tests {
-		got, ok := m.lookup(tt.id, tt.token)
-		if ok != tt.wantOK || string(got) != tt.want {
-			t.Errorf("lookup(%q, %d) = %q %v, want %q %v", tt.id, tt.token, got, ok, tt.want, tt.wantOK)
+		a, ok := m.lookup(tt.id, tt.token)
+		if ok != tt.wantOK || ok && (string(a.body) != tt.want || a.ordered) {
+			t.Errorf("lookup(%q, %d) = %v %v, want %q %v", tt.id, tt.token, a, ok, tt.want, tt.wantOK)
 		}
-	}
-	m.store("big", 1, make([]byte, memoMaxBody+1))
-	if _, ok := m.lookup("big", 1); ok {
-		t.Error("an answer over memoMaxBody was kept")
 	}
 	// Ids that share a slot replace each other; neither is ever answered
 	// with the other's bytes.
@@ -457,12 +450,47 @@ func TestGetMemo(t *testing.T) {
 			other = id
 		}
 	}
-	m.store(other, 7, []byte("other"))
-	if got, ok := m.lookup("a", 7); ok {
-		t.Errorf("after its slot was taken, lookup(a) = %q", got)
+	m.store(other, 7, producer.Snapshot{}, []byte("other"))
+	if a, ok := m.lookup("a", 7); ok {
+		t.Errorf("after its slot was taken, lookup(a) = %q", a.body)
 	}
-	if got, ok := m.lookup(other, 7); !ok || string(got) != "other" {
-		t.Errorf("lookup(%s) = %q %v", other, got, ok)
+	if a, ok := m.lookup(other, 7); !ok || string(a.body) != "other" {
+		t.Errorf("lookup(%s) = %v %v", other, a, ok)
+	}
+}
+
+// TestGetMemoOrdered: an answer too long to keep as bytes, or one that
+// authorization filters (no body), is kept as its ordered tables, within
+// memoMaxOrdered for all slots together; a replaced answer gives its share
+// back.
+func TestGetMemoOrdered(t *testing.T) {
+	m := newGetMemo()
+	table := func(buckets int) producer.Snapshot {
+		return producer.Snapshot{ProducerID: "p", Tables: []offsets.TableOffsets{{TableID: 1, Buckets: make([]offsets.BucketOffset, buckets)}}}
+	}
+	size := func(buckets int) int64 { return memoTableBytes + memoBucketBytes*int64(buckets) }
+
+	m.store("big", 1, table(100), make([]byte, memoMaxBody+1))
+	a, ok := m.lookup("big", 1)
+	if !ok || a.body != nil || !a.ordered || len(a.answer.Tables[0].Buckets) != 100 || m.ordered.Load() != size(100) {
+		t.Fatalf("an answer over memoMaxBody: %v %v, %d bytes counted", a, ok, m.ordered.Load())
+	}
+	m.store("big", 2, table(10), nil) // authorization: no body
+	if a, ok := m.lookup("big", 2); !ok || !a.ordered || m.ordered.Load() != size(10) {
+		t.Fatalf("the next state: %v %v, %d bytes counted, want %d", a, ok, m.ordered.Load(), size(10))
+	}
+	m.store("small", 1, table(1), []byte("answer")) // as bytes: counts nothing
+	if m.ordered.Load() != size(10) {
+		t.Fatalf("%d bytes counted, want %d", m.ordered.Load(), size(10))
+	}
+	huge := int((memoMaxOrdered - size(10)) / memoBucketBytes)
+	m.store("huge", 1, table(huge), nil)
+	if _, ok := m.lookup("huge", 1); ok || m.ordered.Load() != size(10) {
+		t.Fatalf("an answer beyond the bound was kept (%d bytes counted)", m.ordered.Load())
+	}
+	m.store("fits", 1, table(huge-10), nil)
+	if _, ok := m.lookup("fits", 1); !ok || m.ordered.Load() > memoMaxOrdered {
+		t.Fatalf("an answer within the bound was not kept (%d bytes counted)", m.ordered.Load())
 	}
 }
 

@@ -8,6 +8,15 @@
 //	                   (a HashMap keyed by a TableBucket-like class filled by
 //	                   put, then grouping by table id with computeIfAbsent);
 //	                   answer: "<table order> | <bucket order>"
+//	get <b>... / <b>...
+//	                   the offsets files of a producer znode, in znode
+//	                   order, separated by "/", each with its buckets in file
+//	                   order; a coordinator's GET: every file read into a
+//	                   HashMap by put and putAll into one map, grouped by table
+//	                   (ServerRpcMessageUtils.groupOffsetsByTableId);
+//	                   answer: "<table order> | <index>...": the answer's
+//	                   buckets in order, each as the index (among all
+//	                   buckets given, from 0) of the offset it carries
 //
 // Every answer ends with " trees=<n>", the number of tree bins in the map(s)
 // (read by reflection, hence --add-opens). Run from javaorder/:
@@ -16,6 +25,8 @@
 //	    < cases > testdata/java_order.txt
 //
 // testdata/java_order.txt holds its own cases: sed 's/ -> .*//' gives them back.
+// testdata/java_get_order.txt holds the get cases answered by JDK 17, and
+// testdata/java_get_order_jdk25.txt the same cases answered by JDK 25.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.reflect.Field;
@@ -74,6 +85,13 @@ public class OrderOracle {
         return n;
     }
 
+    static Key parseKey(String s) {
+        String[] p = s.split(":");
+        return p.length == 2
+                ? new Key(Long.parseLong(p[0]), null, Integer.parseInt(p[1]))
+                : new Key(Long.parseLong(p[0]), Long.parseLong(p[1]), Integer.parseInt(p[2]));
+    }
+
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         String line;
@@ -120,6 +138,39 @@ public class OrderOracle {
                     out.add("|");
                     bucketOrder.forEach(out::add);
                     trees = treeBins(offsets) + treeBins(byTable);
+                    break;
+                }
+                case "get": {
+                    HashMap<Key, Long> all = new HashMap<>();
+                    List<HashMap<Key, Long>> files = new ArrayList<>();
+                    HashMap<Key, Long> file = new HashMap<>();
+                    long index = 0;
+                    for (int i = 1; i <= f.length; i++) {
+                        if (i == f.length || f[i].equals("/")) {
+                            // ProducerOffsetsStore.readOffsets
+                            all.putAll(file);
+                            files.add(file);
+                            file = new HashMap<>();
+                            continue;
+                        }
+                        // TableBucketOffsetsJsonSerde.deserialize
+                        file.put(parseKey(f[i]), index++);
+                    }
+                    // ServerRpcMessageUtils.groupOffsetsByTableId
+                    HashMap<Long, Map<Key, Long>> byTable = new HashMap<>();
+                    for (Map.Entry<Key, Long> e : all.entrySet()) {
+                        byTable.computeIfAbsent(e.getKey().table, k -> new HashMap<>()).put(e.getKey(), e.getValue());
+                    }
+                    byTable.keySet().forEach(k -> out.add(Long.toString(k)));
+                    out.add("|");
+                    trees = treeBins(all) + treeBins(byTable);
+                    for (HashMap<Key, Long> m : files) {
+                        trees += treeBins(m);
+                    }
+                    for (Map<Key, Long> m : byTable.values()) {
+                        m.values().forEach(v -> out.add(Long.toString(v)));
+                        trees += treeBins((HashMap<?, ?>) m);
+                    }
                     break;
                 }
                 default:
