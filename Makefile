@@ -26,7 +26,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps vet fmt clean clean-data compat compat-embedded fluss-client embedded-startup image
+.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps vet fmt clean clean-data compat compat-embedded fluss-client fluss-rs-client fluss-rs-embedded embedded-startup image
 
 all: build
 
@@ -112,6 +112,18 @@ FLUSS_PASSWORD ?=
 SCENARIOS ?= ping tables offsets refresh
 fluss-client: deps
 	scripts/fluss-client.sh --bootstrap $(BOOTSTRAP) $(if $(FLUSS_USER),--user $(FLUSS_USER) --password $(FLUSS_PASSWORD)) $(SCENARIOS)
+
+# Fluss's Rust client crate fluss-rs, unchanged (compat_test/rust), against a
+# running sidecar or Fluss cluster: make fluss-rs-client BOOTSTRAP=host:port
+# [FLUSS_USER=u FLUSS_PASSWORD=p]. Needs cargo (Rust 1.85 or newer); the first
+# build takes minutes (scripts/resolve-cargo.sh), later ones are offline.
+fluss-rs-client:
+	scripts/fluss-rs-client.sh --bootstrap $(BOOTSTRAP) $(if $(FLUSS_USER),--user $(FLUSS_USER) --password $(FLUSS_PASSWORD))
+
+# The Rust client against the binary in embedded mode, started on a free port.
+fluss-rs-embedded:
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/fluss-sidecar
+	FLUSS_SIDECAR_BIN=$(BIN) scripts/compat-embedded.sh --fluss-rs
 
 # The same clients against the binary in embedded mode (no ZooKeeper, no
 # remote storage), started on a free port by scripts/compat-embedded.sh.

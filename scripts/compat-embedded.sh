@@ -10,6 +10,10 @@
 #   stop:   kill the process (SIGTERM)
 #
 #   scripts/compat-embedded.sh [run.sh arguments, e.g. --client python]
+#   scripts/compat-embedded.sh --fluss-rs [fluss-rs-client.sh arguments]
+#
+# --fluss-rs runs Fluss's Rust client (scripts/fluss-rs-client.sh,
+# compat_test/rust) instead of run.sh's clients.
 #
 # FLUSS_SIDECAR_BIN names the binary (default bin/fluss-sidecar, built if
 # missing).
@@ -43,4 +47,9 @@ for _ in $(seq 1 200); do
 done
 [ -n "$addr" ] || { echo "FAIL: no address on fluss-sidecar's stdout after 10 s" >&2; cat "$work/stderr" >&2; exit 1; }
 echo "fluss-sidecar (embedded) listening on $addr"
-"$root/compat_test/run.sh" --bootstrap "$addr" "$@"
+if [ "${1:-}" = "--fluss-rs" ]; then
+	shift
+	"$root/scripts/fluss-rs-client.sh" --bootstrap "$addr" "$@"
+else
+	"$root/compat_test/run.sh" --bootstrap "$addr" "$@"
+fi

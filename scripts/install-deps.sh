@@ -8,7 +8,10 @@
 # servers and clients the tests run (resolved by scripts/resolve-maven.sh
 # from Maven Central into .deps/maven, pinned by the build files there). Runs
 # apt-get update once, only when something is missing. Then the npm packages
-# the tests use as independent implementations (see install_npm below).
+# the tests use as independent implementations (see install_npm below), and
+# compat_test/rust, Fluss's Rust client, fetched by cargo and built into
+# .deps/cargo-target (scripts/resolve-cargo.sh; cargo itself comes with the
+# machine's Rust toolchain, not from here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -87,3 +90,4 @@ if [ "${#missing[@]}" -ne 0 ]; then
 fi
 install_npm
 scripts/resolve-maven.sh
+scripts/resolve-cargo.sh >/dev/null
