@@ -26,7 +26,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps vet fmt clean clean-data compat compat-embedded fluss-client fluss-rs-client fluss-rs-embedded embedded-startup image
+.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps test-deps vet fmt clean clean-data compat compat-embedded fluss-client fluss-rs-client fluss-rs-embedded embedded-startup image
 
 all: build
 
@@ -42,7 +42,16 @@ run: deps build
 deps:
 	@scripts/install-deps.sh
 
-test: deps vet
+# test-deps is deps plus the released packages the tests run, pinned by the
+# project's files: Fluss's servers and Java client from Maven Central into
+# .deps/maven (scripts/resolve-maven.sh), and Fluss's Rust client from
+# crates.io, built once into .deps/cargo-target (scripts/resolve-cargo.sh).
+# Later runs need no network. make run needs none of them.
+test-deps: deps
+	@scripts/resolve-maven.sh
+	@scripts/resolve-cargo.sh >/dev/null
+
+test: test-deps vet
 	$(GO) test -race -count=1 -timeout 12m ./...
 	$(MAKE) --no-print-directory fuzz
 
@@ -62,21 +71,21 @@ fuzz:
 
 # Every benchmark beside its same-run baselines, with the ratios
 # (docs/performance.md).
-bench: deps
+bench: test-deps
 	scripts/bench.sh
 
 # 100,000 producer snapshots in ZooKeeper: start-up until /readyz, the
 # index's listing and memory, a GET storm over 1,000 random ids against raw
 # getData, and past sidecar.snapshot-cache.max-entries (docs/limits.md,
 # "Many producers"). Not part of make bench: filling ZooKeeper takes a while.
-bench-producers: deps
+bench-producers: test-deps
 	@out=$$($(GO) test ./bench/ -run='^$$' -bench='ManyProducers' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | sed -n 's/^many| /  /p; /^BenchmarkManyProducers/p'
 
 # Job-scale benchmarks, kept out of make bench (minutes, and thousands of
 # descriptors): memory per idle connection at 1k/10k/12k connections and
 # the GET storm at 1k/4k/16k connections (docs/performance.md).
-bench-scale: deps
+bench-scale: test-deps
 	scripts/bench-scale.sh
 
 # The linearizability checker's long version (lincheck/): every scenario for

@@ -32,7 +32,7 @@ var rustBuild struct {
 }
 
 // buildRustClient builds compat_test/rust with scripts/resolve-cargo.sh:
-// offline and warm when make deps has built it, a fetch and a cold build
+// offline and warm when make test-deps has built it, a fetch and a cold build
 // otherwise.
 func buildRustClient(t *testing.T) string {
 	t.Helper()

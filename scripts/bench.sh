@@ -8,7 +8,7 @@
 # (1 round, and 5 rounds); they take about two minutes together. The
 # lifecycle runs count times 6 rounds of each of its three sides (about 30 s each).
 # The real Fluss 0.9.1 coordinator (scripts/resolve-maven.sh fetches its jars;
-# make deps runs it) is a target of the GET storm and of a lifecycle pair of
+# make test-deps runs it) is a target of the GET storm and of a lifecycle pair of
 # its own, count times 6 rounds of each side; the first GETs and lifecycles
 # it serves warm its JIT up, uncounted, until the compiler goes quiet (about
 # 15 s and 30-40 s on the 2-CPU VM). FLUSS_BENCH_STORM_TARGETS without

@@ -5,8 +5,8 @@
 # storage check the Jackson jars (the JSON library of a Fluss coordinator), and
 # buildah for the container image, and Prometheus (promtool and the server)
 # for deploy/prometheus's rule tests, and Maven for the released Fluss
-# servers and clients the tests run (resolved by scripts/resolve-maven.sh
-# from Maven Central into .deps/maven, pinned by the build files there). Runs
+# servers and clients the tests run (make test-deps then resolves them with
+# scripts/resolve-maven.sh, and builds fluss-rs with scripts/resolve-cargo.sh). Runs
 # apt-get update once, only when something is missing. Then the npm packages
 # the tests use as independent implementations (see install_npm below), and
 # compat_test/rust, Fluss's Rust client, fetched by cargo and built into
@@ -89,5 +89,3 @@ if [ "${#missing[@]}" -ne 0 ]; then
 	fi
 fi
 install_npm
-scripts/resolve-maven.sh
-scripts/resolve-cargo.sh >/dev/null

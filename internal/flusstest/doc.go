@@ -4,7 +4,7 @@
 //
 // Nothing is built from Fluss's source: a release's server jars come from
 // Maven Central through a dependency-only build file in maven/<name>/pom.xml,
-// which scripts/resolve-maven.sh (run by make deps) copies into
+// which scripts/resolve-maven.sh (run by make test-deps) copies into
 // .deps/maven/<name>/lib once; later runs need no network. A release that is
 // not resolved makes Start fail with ErrNotResolved, whose message names the
 // script.

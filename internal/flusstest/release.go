@@ -34,7 +34,7 @@ var (
 )
 
 // ErrNotResolved means a release's jars are not in .deps/maven: run
-// scripts/resolve-maven.sh (make deps does).
+// scripts/resolve-maven.sh (make test-deps does).
 var ErrNotResolved = errors.New("flusstest: release not resolved")
 
 // coordinatorMain and tabletMain are the servers' main classes.
@@ -63,7 +63,7 @@ func MavenClasspath(root, name string) (string, error) {
 	lib := filepath.Join(root, ".deps", "maven", name, "lib")
 	jars, _ := filepath.Glob(filepath.Join(lib, "*.jar"))
 	if len(jars) == 0 {
-		return "", fmt.Errorf("%w: no jars in %s (run scripts/resolve-maven.sh, or make deps)", ErrNotResolved, lib)
+		return "", fmt.Errorf("%w: no jars in %s (run scripts/resolve-maven.sh, or make test-deps)", ErrNotResolved, lib)
 	}
 	return filepath.Join(lib, "*"), nil
 }
