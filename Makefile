@@ -26,7 +26,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps test-deps vet fmt clean clean-data compat compat-embedded fluss-client fluss-rs-client fluss-rs-embedded embedded-startup image
+.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps test-deps vet fmt clean clean-data compat compat-embedded fluss-client fluss-rs-client fluss-rs-embedded pyfluss-client pyfluss-embedded embedded-startup image
 
 all: build
 
@@ -44,12 +44,15 @@ deps:
 
 # test-deps is deps plus the released packages the tests run, pinned by the
 # project's files: Fluss's servers and Java client from Maven Central into
-# .deps/maven (scripts/resolve-maven.sh), and Fluss's Rust client from
-# crates.io, built once into .deps/cargo-target (scripts/resolve-cargo.sh).
-# Later runs need no network. make run needs none of them.
+# .deps/maven (scripts/resolve-maven.sh), Fluss's Rust client from
+# crates.io, built once into .deps/cargo-target (scripts/resolve-cargo.sh),
+# and Fluss's Python client from PyPI, hash-pinned, into .deps/pyfluss-venv
+# (scripts/resolve-pip.sh). Later runs need no network. make run needs none
+# of them.
 test-deps: deps
 	@scripts/resolve-maven.sh
 	@scripts/resolve-cargo.sh >/dev/null
+	@scripts/resolve-pip.sh >/dev/null
 
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 12m ./...
@@ -133,6 +136,20 @@ fluss-rs-client:
 fluss-rs-embedded:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/fluss-sidecar
 	FLUSS_SIDECAR_BIN=$(BIN) scripts/compat-embedded.sh --fluss-rs
+
+# Fluss's Python client, PyPI package pyfluss, unchanged
+# (compat_test/python/pyfluss_client.py), against a running sidecar or Fluss
+# cluster: make pyfluss-client BOOTSTRAP=host:port [FLUSS_USER=u
+# FLUSS_PASSWORD=p] [PYFLUSS_SCENARIOS="ping tables"]. Needs CPython 3.11; the
+# venv is made once by scripts/resolve-pip.sh.
+PYFLUSS_SCENARIOS ?= ping offsets tables
+pyfluss-client:
+	"$$(scripts/resolve-pip.sh)" compat_test/python/pyfluss_client.py --bootstrap $(BOOTSTRAP) $(if $(FLUSS_USER),--user $(FLUSS_USER) --password $(FLUSS_PASSWORD)) $(PYFLUSS_SCENARIOS)
+
+# The Python client against the binary in embedded mode, on a free port.
+pyfluss-embedded:
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/fluss-sidecar
+	FLUSS_SIDECAR_BIN=$(BIN) scripts/compat-embedded.sh --pyfluss $(PYFLUSS_SCENARIOS)
 
 # The same clients against the binary in embedded mode (no ZooKeeper, no
 # remote storage), started on a free port by scripts/compat-embedded.sh.

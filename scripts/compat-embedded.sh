@@ -11,9 +11,12 @@
 #
 #   scripts/compat-embedded.sh [run.sh arguments, e.g. --client python]
 #   scripts/compat-embedded.sh --fluss-rs [fluss-rs-client.sh arguments]
+#   scripts/compat-embedded.sh --pyfluss [pyfluss_client.py arguments]
 #
 # --fluss-rs runs Fluss's Rust client (scripts/fluss-rs-client.sh,
-# compat_test/rust) instead of run.sh's clients.
+# compat_test/rust) instead of run.sh's clients, --pyfluss Fluss's Python
+# client (compat_test/python/pyfluss_client.py in the venv of
+# scripts/resolve-pip.sh).
 #
 # FLUSS_SIDECAR_BIN names the binary (default bin/fluss-sidecar, built if
 # missing).
@@ -50,6 +53,9 @@ echo "fluss-sidecar (embedded) listening on $addr"
 if [ "${1:-}" = "--fluss-rs" ]; then
 	shift
 	"$root/scripts/fluss-rs-client.sh" --bootstrap "$addr" "$@"
+elif [ "${1:-}" = "--pyfluss" ]; then
+	shift
+	"$("$root/scripts/resolve-pip.sh")" "$root/compat_test/python/pyfluss_client.py" --bootstrap "$addr" "$@"
 else
 	"$root/compat_test/run.sh" --bootstrap "$addr" "$@"
 fi
