@@ -67,8 +67,12 @@ type Config struct {
 	StartTimeout time.Duration
 }
 
-// DefaultJVMOptions suit tests: a small heap and a quick start.
-var DefaultJVMOptions = []string{"-Xms64m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:MaxDirectMemorySize=512m"}
+// DefaultJVMOptions suit tests: a small heap and a quick start. The
+// add-opens let a tablet server on Java 17 use its shaded Arrow, as
+// Fluss's own start scripts allow: without them a write to a primary-key
+// table fails on the server (MemoryUtil cannot be initialized).
+var DefaultJVMOptions = []string{"-Xms64m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:MaxDirectMemorySize=512m",
+	"--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"}
 
 func (c *Config) withDefaults() error {
 	if c.Release.Name == "" {
