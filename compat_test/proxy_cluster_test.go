@@ -46,6 +46,11 @@ type proxyRig struct {
 	// addr is the sidecar's client address, the one clients bootstrap from.
 	addr string
 	sasl bool
+	// zkAddr and kv start the sidecar again (restartSidecar), owner is
+	// the test that started the rig.
+	zkAddr string
+	kv     map[string]string
+	owner  testing.TB
 }
 
 // startProxyRig starts a cluster of release r and a proxy sidecar in the
@@ -86,6 +91,8 @@ func startProxyRig(t *testing.T, r flusstest.Release, deployment string, sasl bo
 		app.KeyMetricsReporters: "prometheus",
 		app.KeyPrometheusPort:   "0",
 		app.KeyMetricsHost:      "127.0.0.1",
+		// Fixed, so a restarted sidecar finds the offsets files again.
+		app.KeyRemoteDataDir: "file://" + t.TempDir(),
 	}
 	switch deployment {
 	case "b":
@@ -102,7 +109,31 @@ func startProxyRig(t *testing.T, r flusstest.Release, deployment string, sasl bo
 		kv["super.users"] = "User:admin"
 	}
 	a := apptest.Start(t, zk.Addr, kv)
-	return &proxyRig{cluster: c, sidecar: a, addr: addr, sasl: sasl}
+	return &proxyRig{cluster: c, sidecar: a, addr: addr, sasl: sasl, zkAddr: zk.Addr, kv: kv, owner: t}
+}
+
+// restartSidecar closes the sidecar (its address refuses connections)
+// for down, then starts it again on the same address, ZooKeeper root and
+// remote directory. The new sidecar lives until the rig's test ends, so a
+// subtest may restart it.
+func (r *proxyRig) restartSidecar(t *testing.T, down time.Duration) {
+	t.Helper()
+	if err := r.sidecar.Close(); err != nil {
+		t.Logf("closing the sidecar: %v", err)
+	}
+	time.Sleep(down) // the outage itself, not a wait for a condition
+	s, err := app.FromConfig(apptest.Config(t, r.zkAddr, r.kv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	a, err := app.Start(ctx, s, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.owner.Cleanup(func() { a.Close() })
+	r.sidecar = a
 }
 
 // dialAs opens a client connection to addr, logged in as user when the

@@ -4,6 +4,7 @@
 # dependency-only build file:
 #   internal/flusstest/maven/<name>/pom.xml   Fluss servers, by release
 #   compat_test/flussclient/pom.xml           Fluss's Java client (name: flussclient)
+#   compat_test/flinkjob/pom.xml              Fluss's Flink connector and Flink (name: flinkjob)
 # A folder is resolved again only when its pom.xml changed (a stamp holds the
 # pom's hash), so a run after the first needs no network. Maven's own cache
 # (~/.m2) is used as usual; `mvn -o` is tried first.
@@ -12,6 +13,7 @@ cd "$(dirname "$0")/.."
 command -v mvn >/dev/null || { echo "resolve-maven: mvn is not installed (apt-get install -y maven)" >&2; exit 1; }
 poms=(internal/flusstest/maven/*/pom.xml)
 [ -f compat_test/flussclient/pom.xml ] && poms+=(compat_test/flussclient/pom.xml)
+[ -f compat_test/flinkjob/pom.xml ] && poms+=(compat_test/flinkjob/pom.xml)
 for pom in "${poms[@]}"; do
 	name=$(basename "$(dirname "$pom")")
 	out=.deps/maven/$name
