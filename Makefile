@@ -130,8 +130,10 @@ fluss-client: deps
 # 0.9.1) into an aggregation table, through a proxy sidecar in front of a real
 # Fluss 0.9.1 cluster; the job fails once (after a checkpoint, before one, and
 # before one with the sidecar restarted) and every key's sum is checked. About
-# two minutes; make test runs it too.
-flink: test-deps
+# two and a half minutes; make test runs it too. Needs only the Maven
+# packages (scripts/resolve-maven.sh), not the Rust or Python clients.
+flink: deps
+	@scripts/resolve-maven.sh
 	$(GO) test -count=1 -timeout 6m -run 'TestFlinkExactlyOnce$$' -v ./compat_test
 
 # Fluss's Rust client crate fluss-rs, unchanged (compat_test/rust), against a

@@ -82,6 +82,7 @@ public class ExactlyOnceJob {
     static final AtomicLong SEEN = new AtomicLong();
     static final AtomicBoolean FAILED = new AtomicBoolean();
     static final AtomicBoolean CHECKPOINTED = new AtomicBoolean();
+    static final AtomicBoolean TOO_LATE = new AtomicBoolean();
 
     public static void main(String[] args) throws Exception {
         Map<String, String> a = new HashMap<>();
@@ -226,7 +227,7 @@ public class ExactlyOnceJob {
                     System.out.flush();
                     throw new RuntimeException("injected failure at row " + n);
                 }
-                if ("before-checkpoint".equals(mode) && cp) {
+                if ("before-checkpoint".equals(mode) && cp && TOO_LATE.compareAndSet(false, true)) {
                     System.out.println("EVENT too-late a checkpoint completed before the failure point");
                     System.out.flush();
                 }
