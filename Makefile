@@ -55,7 +55,7 @@ test-deps: deps
 	@scripts/resolve-pip.sh >/dev/null
 
 test: test-deps vet
-	$(GO) test -race -count=1 -timeout 12m ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory fuzz
 
 vet:
