@@ -446,4 +446,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # pyfluss 1.0.0 sometimes aborts (SIGABRT) while the interpreter shuts
+    # down under load, after every step has run and been reported (measured:
+    # 3 of 120 runs, 8 at a time); leave without that shutdown.
+    os._exit(code)
