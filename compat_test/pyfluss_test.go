@@ -1,15 +1,8 @@
 package compat_test
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,86 +17,29 @@ import (
 // cluster's nodes; through a proxy in front of a real cluster it also
 // manages databases and tables and writes and reads rows.
 
-// pyfluss is the venv's python, set up once per test binary.
-var pyfluss struct {
-	once   sync.Once
-	python string
-	err    error
-}
-
-// pyflussPython runs scripts/resolve-pip.sh: offline and instant once make
-// test-deps has built the venv, a download of two wheels otherwise.
-func pyflussPython(t *testing.T) string {
-	t.Helper()
-	pyfluss.once.Do(func() {
-		root, err := flusstest.RepoRoot()
-		if err != nil {
-			pyfluss.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "resolve-pip.sh"))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			pyfluss.err = fmt.Errorf("scripts/resolve-pip.sh: %v\n%s", err, stderr.String())
-			return
-		}
-		pyfluss.python = strings.TrimSpace(stdout.String())
-		if _, err := os.Stat(pyfluss.python); err != nil {
-			pyfluss.err = fmt.Errorf("scripts/resolve-pip.sh printed %q: %v", pyfluss.python, err)
-		}
-	})
-	if pyfluss.err != nil {
-		t.Fatal(pyfluss.err)
-	}
-	return pyfluss.python
-}
-
-// pyflussRun is one run of pyfluss_client.py: what it printed and its exit
-// status.
-type pyflussRun struct {
-	clientRun
-	exit int
-}
+// pyfluss is the venv's python, set up once per test binary by
+// scripts/resolve-pip.sh: offline and instant once make test-deps has built
+// the venv, a download of two wheels otherwise.
+var pyfluss resolved
 
 // runPyfluss runs pyfluss_client.py's scenarios against bootstrap, logged
 // in as user with password when user is not "". The caller asserts the
 // outcome: some runs must fail.
-func runPyfluss(t *testing.T, bootstrap, user, password string, args ...string) pyflussRun {
+func runPyfluss(t *testing.T, bootstrap, user, password string, args ...string) clientRun {
 	t.Helper()
-	python := pyflussPython(t)
+	python := pyfluss.get(t, "resolve-pip.sh", 10*time.Minute)
 	root, err := flusstest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	argv := []string{filepath.Join(root, "compat_test", "python", "pyfluss_client.py"), "--bootstrap", bootstrap, "--timeout", "30"}
+	argv := []string{python, filepath.Join(root, "compat_test", "python", "pyfluss_client.py"), "--bootstrap", bootstrap, "--timeout", "30"}
 	if user != "" {
 		argv = append(argv, "--user", user, "--password", password)
 	}
-	argv = append(argv, args...)
-	cmd := exec.CommandContext(ctx, python, argv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err = cmd.Run()
-	t.Logf("pyfluss_client.py %s ran %v:\n%s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond), stdout.String())
-	if stderr.Len() > 0 {
-		t.Logf("stderr:\n%s", stderr.String())
+	r := runProgram(t, "pyfluss_client.py", 3*time.Minute, argv, args...)
+	if r.stderr != "" {
+		t.Logf("stderr:\n%s", r.stderr)
 	}
-	r := pyflussRun{clientRun: clientRun{stdout: stdout.String(), stderr: stderr.String()}}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		r.exit = exit.ExitCode()
-	default:
-		t.Fatalf("pyfluss_client.py: %v", err)
-	}
-	r.passed = r.exit == 0 && strings.Contains(r.stdout, "\nRESULT PASS\n")
 	return r
 }
 
@@ -115,7 +51,7 @@ const pyflussNoOffsets = "FAIL offsets.exposed pyfluss=1.0.0 calls=none reason=p
 // requireSteps requires each step's line to start with its want (PASS or
 // FAIL) and contain the fragment, and the run to have no FAIL line but those
 // wanted.
-func requireSteps(t *testing.T, run pyflussRun, want map[string][2]string) {
+func requireSteps(t *testing.T, run clientRun, want map[string][2]string) {
 	t.Helper()
 	for step, w := range want {
 		l := run.line(step)
@@ -138,7 +74,7 @@ func requireSteps(t *testing.T, run pyflussRun, want map[string][2]string) {
 // pyfluss refuses itself since API_VERSIONS does not list CREATE_DATABASE.
 // A wrong password fails at connect with the server's AUTHENTICATE error.
 func TestPyflussEmbedded(t *testing.T) {
-	pyflussPython(t)
+	pyfluss.get(t, "resolve-pip.sh", 10*time.Minute)
 	const user, password = "py", "py-secret"
 	for _, sasl := range []bool{false, true} {
 		name := map[bool]string{false: "plain", true: "sasl"}[sasl]
@@ -190,7 +126,7 @@ func TestPyflussProxyRealCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Fluss 0.7.0 cluster (JVMs)")
 	}
-	pyflussPython(t)
+	pyfluss.get(t, "resolve-pip.sh", 10*time.Minute)
 	r := startProxyRig(t, flusstest.Fluss070, "a", false)
 	run := runPyfluss(t, r.addr, "", "", "--id-suffix", "proxy", "ping", "offsets", "tables")
 	if run.exit != 1 || !strings.HasSuffix(run.stdout, "\nRESULT FAIL\n") {

@@ -1,15 +1,12 @@
 package compat_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,68 +21,27 @@ import (
 // registry: compat_test/rust/README.md says what each step does and what
 // fluss-rs reports.
 
-// rustBuild is the fluss-rs-compat binary, built once per test binary.
-var rustBuild struct {
-	once sync.Once
-	bin  string
-	err  error
-}
+// rustClient is the fluss-rs-compat binary, built once per test binary by
+// scripts/resolve-cargo.sh: offline and warm when make test-deps has built
+// it, a fetch and a cold build otherwise.
+var rustClient resolved
 
-// buildRustClient builds compat_test/rust with scripts/resolve-cargo.sh:
-// offline and warm when make test-deps has built it, a fetch and a cold build
-// otherwise.
 func buildRustClient(t *testing.T) string {
 	t.Helper()
-	rustBuild.once.Do(func() {
-		root, err := flusstest.RepoRoot()
-		if err != nil {
-			rustBuild.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "resolve-cargo.sh"))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			rustBuild.err = fmt.Errorf("scripts/resolve-cargo.sh: %v\n%s", err, stderr.String())
-			return
-		}
-		rustBuild.bin = strings.TrimSpace(stdout.String())
-		if _, err := os.Stat(rustBuild.bin); err != nil {
-			rustBuild.err = fmt.Errorf("scripts/resolve-cargo.sh printed %q: %v", rustBuild.bin, err)
-			return
-		}
-		fmt.Fprintf(os.Stderr, "fluss-rs-compat ready in %v\n", time.Since(start).Round(time.Millisecond))
-	})
-	if rustBuild.err != nil {
-		t.Fatal(rustBuild.err)
-	}
-	return rustBuild.bin
+	return rustClient.get(t, "resolve-cargo.sh", 20*time.Minute)
 }
 
 // runRust runs fluss-rs-compat's scenarios against bootstrap, logged in as
-// user with password when user is not "".
+// user with password when user is not "", and wants RESULT PASS.
 func runRust(t *testing.T, bin, bootstrap, user, password string, args ...string) clientRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	argv := []string{"--bootstrap", bootstrap, "--timeout", "30"}
+	argv := []string{bin, "--bootstrap", bootstrap, "--timeout", "30"}
 	if user != "" {
 		argv = append(argv, "--user", user, "--password", password)
 	}
-	argv = append(argv, args...)
-	cmd := exec.CommandContext(ctx, bin, argv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	t.Logf("fluss-rs-compat %s ran %v:\n%s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond), stdout.String())
-	r := clientRun{stdout: stdout.String(), stderr: stderr.String()}
-	r.passed = err == nil && strings.Contains(r.stdout, "\nRESULT PASS\n")
+	r := runProgram(t, "fluss-rs-compat", 3*time.Minute, argv, args...)
 	if !r.passed {
-		t.Errorf("fluss-rs-compat against %s: %v, want RESULT PASS\nstderr:\n%s", bootstrap, err, r.stderr)
+		t.Errorf("fluss-rs-compat against %s: exit %d, want RESULT PASS\nstderr:\n%s", bootstrap, r.exit, r.stderr)
 	}
 	return r
 }
