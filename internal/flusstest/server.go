@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL.
@@ -101,7 +103,7 @@ func (s *Server) start() error {
 	cmd := exec.Command(java, s.args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = zktest.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return fmt.Errorf("flusstest: starting %s: %w", s.Name, err)
@@ -133,18 +135,7 @@ func (s *Server) stop(sig syscall.Signal) {
 	if cmd == nil {
 		return
 	}
-	kill := func(sig syscall.Signal) {
-		if err := signalGroup(cmd.Process.Pid, sig); err != nil {
-			_ = cmd.Process.Kill()
-		}
-	}
-	kill(sig)
-	select {
-	case <-exited:
-	case <-time.After(stopGrace):
-		kill(syscall.SIGKILL)
-		<-exited
-	}
+	zktest.StopGroup(cmd, exited, sig, stopGrace)
 }
 
 // Restart stops the server and starts it again with the same ports,

@@ -376,19 +376,32 @@ func (s *Server) Stop() {
 	if cmd == nil {
 		return
 	}
+	StopGroup(cmd, exited, syscall.SIGTERM, stopGrace)
+}
+
+// StopGroup sends sig to the process group of cmd (started with
+// ProcAttr), then SIGKILL once grace has passed, and returns when exited,
+// closed after cmd was waited for, is closed. A child kit (a Fluss server)
+// stops its processes with it too.
+func StopGroup(cmd *exec.Cmd, exited <-chan struct{}, sig syscall.Signal, grace time.Duration) {
 	kill := func(sig syscall.Signal) {
 		if err := signalGroup(cmd.Process.Pid, sig); err != nil {
 			_ = cmd.Process.Kill()
 		}
 	}
-	kill(syscall.SIGTERM)
+	kill(sig)
 	select {
 	case <-exited:
-	case <-time.After(stopGrace):
+	case <-time.After(grace):
 		kill(syscall.SIGKILL)
 		<-exited
 	}
 }
+
+// ProcAttr puts a child server in a process group of its own, so that
+// StopGroup ends it with anything it spawned, and on Linux has the kernel
+// kill it when the test binary dies.
+func ProcAttr() *syscall.SysProcAttr { return sysProcAttr() }
 
 // Restart stops the server if it runs and starts it again on the same port
 // with the same data directory, then waits until it accepts a session.
