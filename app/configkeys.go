@@ -301,7 +301,7 @@ var configKeys = []ConfigKey{
 	{Name: KeyStorageStartChecks, Kind: KindInt, Default: "5",
 		Doc: "probes of remote storage at start before starting anyway ([docs/limits.md](docs/limits.md))"},
 	{Name: KeyStorageCheckInterval, Kind: KindDuration, Default: "30 s",
-		Doc: "with the Prometheus reporter on: how often remote storage is probed again for `/readyz` ([docs/limits.md](docs/limits.md))"},
+		Doc: "how often remote storage is probed again for `/readyz` and GET_CLUSTER_HEALTH ([docs/limits.md](docs/limits.md))"},
 	{Name: KeyDrainTimeout, Kind: KindDuration, Default: "30 s", Serving: true,
 		Doc: "how long shutdown waits for in-flight requests and those the sockets already hold"},
 	{Name: KeyAcceptDelay, Kind: KindDuration, Default: "5 s",

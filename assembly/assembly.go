@@ -115,6 +115,10 @@ type Config struct {
 
 	Cleanup Cleanup
 
+	// Health says whether ZooKeeper and remote storage answer, for
+	// GET_CLUSTER_HEALTH; nil answers GREEN (embedded mode).
+	Health sidecar.HealthFunc
+
 	// Adapt, when set, changes one listener's server configuration after
 	// the assembly has filled it in: proxy mode forwards what the sidecar
 	// does not serve, embedded mode puts its fault controls in front. The
@@ -205,6 +209,7 @@ func Start(ctx context.Context, cfg Config) (*Assembly, error) {
 		Authorizer:           cfg.Authorizer,
 		Tables:               cfg.Tables,
 		RequireTableForEmpty: sec.RequireTableForEmpty,
+		Health:               cfg.Health,
 	})
 	if err != nil {
 		return nil, err

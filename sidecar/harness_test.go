@@ -73,6 +73,8 @@ type sidecarOpts struct {
 	// advertise and advertiseTablet replace the bound addresses in
 	// GET_METADATA answers.
 	advertise, advertiseTablet *config.Listener
+	// health is the stores' health check GET_CLUSTER_HEALTH asks.
+	health sidecar.HealthFunc
 }
 
 // startSidecar runs the sidecar's APIs on a wire server over a real
@@ -131,6 +133,7 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 		TabletAdvertised: []config.Listener{tadv},
 		Registry:         ts.registry,
 		RequestTimeout:   o.requestTimeout,
+		Health:           o.health,
 	})
 	if err != nil {
 		t.Fatal(err)
