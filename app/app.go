@@ -211,6 +211,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		Tables:     tableNames,
 		Cleanup:    cleanupConfig(s, zc, remoteFiles, o.cleanupObserver(), log),
 		Health:     o.storesHealth,
+		Audit:      s.audit(o.auditObserver()),
 		Adapt:      adapt,
 		Observer:   o.wireObserver(),
 		Mode:       s.Mode,

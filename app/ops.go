@@ -20,6 +20,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/metrics"
 	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
+	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
@@ -136,6 +137,13 @@ func (o *ops) cleanupObserver() cleanup.Observer {
 }
 
 func (o *ops) storageObserver() counted.Observer {
+	if o.m == nil {
+		return nil
+	}
+	return o.m
+}
+
+func (o *ops) auditObserver() sidecar.AuditObserver {
 	if o.m == nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
@@ -75,6 +77,9 @@ type sidecarOpts struct {
 	advertise, advertiseTablet *config.Listener
 	// health is the stores' health check GET_CLUSTER_HEALTH asks.
 	health sidecar.HealthFunc
+	// logger and audit: where and which audit lines go.
+	logger hclog.Logger
+	audit  sidecar.AuditConfig
 }
 
 // startSidecar runs the sidecar's APIs on a wire server over a real
@@ -134,6 +139,8 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 		Registry:         ts.registry,
 		RequestTimeout:   o.requestTimeout,
 		Health:           o.health,
+		Logger:           o.logger,
+		Audit:            o.audit,
 	})
 	if err != nil {
 		t.Fatal(err)

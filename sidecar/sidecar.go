@@ -54,6 +54,8 @@ type Config struct {
 	// "This server <name> does not know this table ID ...". Default
 	// "coordinator", the name a Fluss coordinator gives there.
 	ServerName string
+	// Audit says which registry requests leave an audit line (audit.go).
+	Audit AuditConfig
 	// Health says whether ZooKeeper and remote storage answer, for
 	// GET_CLUSTER_HEALTH (cluster_health.go). Nil answers GREEN: the
 	// embedded mode's one in-memory store.
@@ -68,7 +70,8 @@ type Sidecar struct {
 	proxyMux   *wire.Mux // what proxy mode answers itself
 	log        hclog.Logger
 	serverName string
-	memo       *getMemo // encoded GET answers (get_memo.go)
+	memo       *getMemo     // encoded GET answers (get_memo.go)
+	audits     hclog.Logger // the audit lines (audit.go)
 }
 
 // New builds the handlers and their Mux.
@@ -98,7 +101,7 @@ func New(cfg Config) (*Sidecar, error) {
 	if cfg.Authorizer != nil && cfg.Tables == nil {
 		return nil, errors.New("sidecar: authorization needs a table resolver")
 	}
-	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName, memo: newGetMemo()}
+	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName, memo: newGetMemo(), audits: auditLogger(cfg.Logger)}
 	if s.serverName == "" {
 		s.serverName = "coordinator"
 	}
