@@ -210,6 +210,8 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 		Authorizer: authorizer,
 		Tables:     tableNames,
 		Cleanup:    cleanupConfig(s, zc, remoteFiles, o.cleanupObserver(), log),
+		Health:     o.storesHealth,
+		Audit:      s.audit(o.auditObserver()),
 		Adapt:      adapt,
 		Observer:   o.wireObserver(),
 		Mode:       s.Mode,

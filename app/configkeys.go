@@ -146,6 +146,8 @@ const (
 	KeyPrometheusPort   = "metrics.reporter.prometheus.port"
 	KeyMetricsHost      = "sidecar.metrics.host"
 	KeyPprof            = "sidecar.debug.pprof"
+	KeyAuditWrites      = "sidecar.audit.writes"
+	KeyAuditReads       = "sidecar.audit.reads"
 )
 
 // Embedded mode keys. Embedded mode is chosen only by sidecar.embedded:
@@ -301,7 +303,7 @@ var configKeys = []ConfigKey{
 	{Name: KeyStorageStartChecks, Kind: KindInt, Default: "5",
 		Doc: "probes of remote storage at start before starting anyway ([docs/limits.md](docs/limits.md))"},
 	{Name: KeyStorageCheckInterval, Kind: KindDuration, Default: "30 s",
-		Doc: "with the Prometheus reporter on: how often remote storage is probed again for `/readyz` ([docs/limits.md](docs/limits.md))"},
+		Doc: "how often remote storage is probed again for `/readyz` and GET_CLUSTER_HEALTH ([docs/limits.md](docs/limits.md))"},
 	{Name: KeyDrainTimeout, Kind: KindDuration, Default: "30 s", Serving: true,
 		Doc: "how long shutdown waits for in-flight requests and those the sockets already hold"},
 	{Name: KeyAcceptDelay, Kind: KindDuration, Default: "5 s",
@@ -320,6 +322,10 @@ var configKeys = []ConfigKey{
 		Doc: "`trace`, `debug`, `info`, `warn`, `error`"},
 	{Name: KeyLogFormat, Default: "text",
 		Doc: "`json`: hclog's JSON lines"},
+	{Name: KeyAuditWrites, Kind: KindBool, Default: "true",
+		Doc: "one INFO line of the `audit` logger per REGISTER and DELETE: who, from which client software, which producer and tables, the outcome; never the offsets ([docs/admin.md](docs/admin.md#audit-lines))"},
+	{Name: KeyAuditReads, Kind: KindBool, Default: "false",
+		Doc: "the same line for every GET; GETs then skip their quick path ([docs/admin.md](docs/admin.md#audit-lines))"},
 	{Name: KeyCacheMaxBytes, Kind: KindMemory, Default: "64mb",
 		Doc: "GETs served from memory, kept current by a ZooKeeper watch ([docs/cache.md](docs/cache.md)); `0` turns the cache off"},
 	{Name: KeyCacheMaxEntries, Kind: KindInt, Default: "100000",

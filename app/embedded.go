@@ -50,6 +50,7 @@ func embeddedSettings(c *config.Config, s *Settings) error {
 // start embedded.Start themselves (to give it a store, or to use its
 // controls) begin here.
 func EmbeddedConfig(s Settings, opts Options) (embedded.Config, error) {
+	audit := s.audit(nil) // embedded mode serves no metrics
 	cfg := embedded.Config{
 		Listeners:         s.Listeners,
 		Advertised:        s.AdvertisedListeners,
@@ -63,6 +64,7 @@ func EmbeddedConfig(s Settings, opts Options) (embedded.Config, error) {
 		Limits:            s.Limits(),
 		Now:               opts.Now,
 		Logger:            opts.Logger,
+		Audit:             &audit,
 	}
 	if s.Security.AuthorizerEnabled {
 		acls, err := embedded.LoadACLFile(s.ACLFile, s.Security)

@@ -20,6 +20,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/metrics"
 	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
+	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
@@ -142,6 +143,13 @@ func (o *ops) storageObserver() counted.Observer {
 	return o.m
 }
 
+func (o *ops) auditObserver() sidecar.AuditObserver {
+	if o.m == nil {
+		return nil
+	}
+	return o.m
+}
+
 func (o *ops) remoteObserver() remote.Observer {
 	if o.m == nil {
 		return nil
@@ -176,10 +184,8 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 			})
 		}
 	}
-	// Without the reporter nothing reads readiness: one success is enough.
-	if o.m == nil {
-		interval = 0
-	}
+	// The probe goes on every interval with the reporter off too:
+	// GET_CLUSTER_HEALTH reads its result (storesHealth).
 	ctx, cancel := context.WithCancel(context.Background())
 	o.cancel = cancel
 	o.wg.Add(1)
@@ -257,7 +263,21 @@ func (o *ops) missing() []string {
 	if o.shuttingDown.Load() {
 		out = append(out, ShuttingDown)
 	}
-	if connected == nil || !connected() {
+	out = append(out, storesMissing(connected, storageOK, storageErr)...)
+	if upstream != nil {
+		if _, err := o.currentUpstream(); err != nil {
+			out = append(out, "proxy: no upstream coordinator known: "+err.Error())
+		}
+	}
+	return out
+}
+
+// storesMissing says which of the registry's stores does not answer, as
+// /readyz and GET_CLUSTER_HEALTH read it: the ZooKeeper session, and the
+// last probe of remote storage.
+func storesMissing(zkConnected func() bool, storageOK bool, storageErr error) []string {
+	var out []string
+	if zkConnected == nil || !zkConnected() {
 		out = append(out, "zookeeper: no connected session")
 	}
 	if !storageOK {
@@ -267,12 +287,20 @@ func (o *ops) missing() []string {
 		}
 		out = append(out, msg)
 	}
-	if upstream != nil {
-		if _, err := o.currentUpstream(); err != nil {
-			out = append(out, "proxy: no upstream coordinator known: "+err.Error())
-		}
-	}
 	return out
+}
+
+// storesHealth is GET_CLUSTER_HEALTH's check (sidecar.HealthFunc): nil
+// while ZooKeeper and remote storage answer, by the same state /readyz
+// reads, else what is missing. It reads memory only and never blocks.
+func (o *ops) storesHealth(context.Context) error {
+	o.mu.Lock()
+	connected, storageOK, storageErr := o.zkConnected, o.storageOK, o.storageErr
+	o.mu.Unlock()
+	if missing := storesMissing(connected, storageOK, storageErr); len(missing) > 0 {
+		return errors.New(strings.Join(missing, "; "))
+	}
+	return nil
 }
 
 func (o *ops) close() {

@@ -73,7 +73,7 @@ func proxyServerConfig(base wire.ServerConfig, s Settings, sc *sidecar.Sidecar, 
 	self = append(self, advertised.Address())
 	cfg := proxy.Config{
 		Upstream:   upstream,
-		Local:      sc.Mux(),
+		Local:      sc.ProxyMux(),
 		SelfAddrs:  self,
 		Advertised: advertised.Address(),
 		Logger:     log,

@@ -10,6 +10,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 )
 
@@ -63,6 +64,8 @@ type Settings struct {
 	MaxConnections       int           // sidecar.max-connections; 0: derived at start (DeriveMaxConnections)
 	MaxRunningPerConn    int           // sidecar.max-running-per-connection
 	LogLevel             string        // sidecar.log.level
+	AuditWrites          bool          // sidecar.audit.writes
+	AuditReads           bool          // sidecar.audit.reads
 	ShutdownDrainTimeout time.Duration // sidecar.shutdown.drain-timeout
 	// ShutdownAcceptDelay is sidecar.shutdown.accept-delay: how long a
 	// shutdown keeps accepting and serving new connections after /readyz
@@ -248,6 +251,10 @@ func FromConfig(c *config.Config) (Settings, error) {
 	s.StorageCheckInterval, err = c.Duration(KeyStorageCheckInterval, defaultDuration(KeyStorageCheckInterval))
 	add(err)
 	s.LogLevel = strings.ToLower(c.String(KeyLogLevel, defaultText(KeyLogLevel)))
+	s.AuditWrites, err = c.Bool(KeyAuditWrites, defaultBool(KeyAuditWrites))
+	add(err)
+	s.AuditReads, err = c.Bool(KeyAuditReads, defaultBool(KeyAuditReads))
+	add(err)
 	s.ShutdownDrainTimeout, err = c.Duration(KeyDrainTimeout, defaultDuration(KeyDrainTimeout))
 	add(err)
 	s.ShutdownAcceptDelay, err = c.Duration(KeyAcceptDelay, defaultDuration(KeyAcceptDelay))
@@ -312,4 +319,10 @@ func wrapKey(key string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", key, err)
+}
+
+// audit is the audit configuration of sidecar.audit.*, counted by
+// observer (nil: not counted).
+func (s Settings) audit(observer sidecar.AuditObserver) sidecar.AuditConfig {
+	return sidecar.AuditConfig{Writes: s.AuditWrites, Reads: s.AuditReads, Observer: observer}
 }

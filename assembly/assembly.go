@@ -115,6 +115,12 @@ type Config struct {
 
 	Cleanup Cleanup
 
+	// Health says whether ZooKeeper and remote storage answer, for
+	// GET_CLUSTER_HEALTH; nil answers GREEN (embedded mode).
+	Health sidecar.HealthFunc
+	// Audit says which registry requests leave an audit line.
+	Audit sidecar.AuditConfig
+
 	// Adapt, when set, changes one listener's server configuration after
 	// the assembly has filled it in: proxy mode forwards what the sidecar
 	// does not serve, embedded mode puts its fault controls in front. The
@@ -205,6 +211,8 @@ func Start(ctx context.Context, cfg Config) (*Assembly, error) {
 		Authorizer:           cfg.Authorizer,
 		Tables:               cfg.Tables,
 		RequireTableForEmpty: sec.RequireTableForEmpty,
+		Health:               cfg.Health,
+		Audit:                cfg.Audit,
 	})
 	if err != nil {
 		return nil, err

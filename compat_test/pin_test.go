@@ -145,8 +145,8 @@ func TestAPIKeysPin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pins) != 6 {
-		t.Fatalf("api_keys.pin has %d keys, the sidecar serves 6", len(pins))
+	if len(pins) != 7 {
+		t.Fatalf("api_keys.pin has %d keys, the sidecar serves 7", len(pins))
 	}
 	for _, p := range pins {
 		if got := messages.Key(p.Key).Name(); got != p.Name {

@@ -139,11 +139,15 @@ func TestRustClient(t *testing.T) {
 		user  string
 	}{
 		{"embedded", func(t *testing.T) string {
-			srv, err := embedded.Start(t.Context(), embedded.Config{})
+			logs := &auditLog{}
+			srv, err := embedded.Start(t.Context(), embedded.Config{Logger: logs.logger()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { srv.Close() })
+			// After the run: one audit line per REGISTER and DELETE, each
+			// naming fluss-rs's client software.
+			t.Cleanup(func() { logs.check(t, "fluss-rust") })
 			return srv.Addr()
 		}, ""},
 		{"embedded-sasl", func(t *testing.T) string {

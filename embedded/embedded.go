@@ -83,6 +83,10 @@ type Config struct {
 	// Now is the registry's clock (default time.Now).
 	Now    func() time.Time
 	Logger hclog.Logger
+	// Audit says which registry requests leave an audit line on Logger's
+	// "audit" sub-logger; nil: every REGISTER and DELETE, no GET (the
+	// defaults of sidecar.audit.writes and sidecar.audit.reads).
+	Audit *sidecar.AuditConfig
 }
 
 // Users returns authz.Settings in which every listener in names uses SASL
@@ -175,6 +179,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			c.Gate = s.controls.gate(c.Gate)
 			return c, nil
 		},
+		Audit:  auditConfig(cfg.Audit),
 		Mode:   "embedded",
 		Logger: cfg.Logger,
 	})
@@ -214,4 +219,12 @@ func (s *Server) Close() error {
 		s.closeErr = s.serving.Close()
 	})
 	return s.closeErr
+}
+
+// auditConfig is Config.Audit with its default.
+func auditConfig(a *sidecar.AuditConfig) sidecar.AuditConfig {
+	if a == nil {
+		return sidecar.AuditConfig{Writes: true}
+	}
+	return *a
 }

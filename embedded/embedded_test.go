@@ -81,8 +81,18 @@ func TestServesTheSidecarAPIs(t *testing.T) {
 	for _, k := range av.GetApiVersions() {
 		keys = append(keys, k.GetApiKey())
 	}
-	if want := []int32{1000, 1012, 1038, 1053, 1054, 1055}; !equal(keys, want) {
+	if want := []int32{1000, 1012, 1038, 1053, 1054, 1055, 1062}; !equal(keys, want) {
 		t.Fatalf("API_VERSIONS keys %v, want %v", keys, want)
+	}
+	// GET_CLUSTER_HEALTH: the in-memory store always answers, so GREEN,
+	// with every required field (the replica counts 0).
+	var health messages.GetClusterHealthResponse
+	if err := c.Call(ctx, messages.KeyGetClusterHealth, 0, &messages.GetClusterHealthRequest{}, &health); err != nil {
+		t.Fatal(err)
+	}
+	if health.Status == nil || health.GetStatus() != 0 || health.NumReplicas == nil || health.InSyncReplicas == nil ||
+		health.NumLeaderReplicas == nil || health.ActiveLeaderReplicas == nil {
+		t.Fatalf("GET_CLUSTER_HEALTH answered %v, want GREEN with every field", &health)
 	}
 	var md messages.MetadataResponse
 	if err := c.Call(ctx, messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {

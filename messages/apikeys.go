@@ -25,6 +25,7 @@ const (
 	KeyRegisterProducerOffsets Key = 1053
 	KeyGetProducerOffsets      Key = 1054
 	KeyDeleteProducerOffsets   Key = 1055
+	KeyGetClusterHealth        Key = 1062
 )
 
 // keyNames lists every Fluss api key with its name, in ascending order,

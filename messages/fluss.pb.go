@@ -1185,6 +1185,120 @@ func (*DeleteProducerOffsetsResponse) Descriptor() ([]byte, []int) {
 	return file_fluss_proto_rawDescGZIP(), []int{19}
 }
 
+// GET_CLUSTER_HEALTH (1062). The replica counts are the cluster's; status
+// is 0 GREEN, 1 YELLOW, 2 RED, 3 UNKNOWN.
+type GetClusterHealthRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterHealthRequest) Reset() {
+	*x = GetClusterHealthRequest{}
+	mi := &file_fluss_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterHealthRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterHealthRequest) ProtoMessage() {}
+
+func (x *GetClusterHealthRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterHealthRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterHealthRequest) Descriptor() ([]byte, []int) {
+	return file_fluss_proto_rawDescGZIP(), []int{20}
+}
+
+type GetClusterHealthResponse struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	NumReplicas          *int32                 `protobuf:"varint,1,req,name=num_replicas,json=numReplicas" json:"num_replicas,omitempty"`
+	InSyncReplicas       *int32                 `protobuf:"varint,2,req,name=in_sync_replicas,json=inSyncReplicas" json:"in_sync_replicas,omitempty"`
+	NumLeaderReplicas    *int32                 `protobuf:"varint,3,req,name=num_leader_replicas,json=numLeaderReplicas" json:"num_leader_replicas,omitempty"`
+	ActiveLeaderReplicas *int32                 `protobuf:"varint,4,req,name=active_leader_replicas,json=activeLeaderReplicas" json:"active_leader_replicas,omitempty"`
+	Status               *int32                 `protobuf:"varint,5,req,name=status" json:"status,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *GetClusterHealthResponse) Reset() {
+	*x = GetClusterHealthResponse{}
+	mi := &file_fluss_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterHealthResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterHealthResponse) ProtoMessage() {}
+
+func (x *GetClusterHealthResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterHealthResponse.ProtoReflect.Descriptor instead.
+func (*GetClusterHealthResponse) Descriptor() ([]byte, []int) {
+	return file_fluss_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GetClusterHealthResponse) GetNumReplicas() int32 {
+	if x != nil && x.NumReplicas != nil {
+		return *x.NumReplicas
+	}
+	return 0
+}
+
+func (x *GetClusterHealthResponse) GetInSyncReplicas() int32 {
+	if x != nil && x.InSyncReplicas != nil {
+		return *x.InSyncReplicas
+	}
+	return 0
+}
+
+func (x *GetClusterHealthResponse) GetNumLeaderReplicas() int32 {
+	if x != nil && x.NumLeaderReplicas != nil {
+		return *x.NumLeaderReplicas
+	}
+	return 0
+}
+
+func (x *GetClusterHealthResponse) GetActiveLeaderReplicas() int32 {
+	if x != nil && x.ActiveLeaderReplicas != nil {
+		return *x.ActiveLeaderReplicas
+	}
+	return 0
+}
+
+func (x *GetClusterHealthResponse) GetStatus() int32 {
+	if x != nil && x.Status != nil {
+		return *x.Status
+	}
+	return 0
+}
+
 type PbProducerTableOffsets struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TableId       *int64                 `protobuf:"varint,1,req,name=table_id,json=tableId" json:"table_id,omitempty"`
@@ -1195,7 +1309,7 @@ type PbProducerTableOffsets struct {
 
 func (x *PbProducerTableOffsets) Reset() {
 	*x = PbProducerTableOffsets{}
-	mi := &file_fluss_proto_msgTypes[20]
+	mi := &file_fluss_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1321,7 @@ func (x *PbProducerTableOffsets) String() string {
 func (*PbProducerTableOffsets) ProtoMessage() {}
 
 func (x *PbProducerTableOffsets) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[20]
+	mi := &file_fluss_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1334,7 @@ func (x *PbProducerTableOffsets) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbProducerTableOffsets.ProtoReflect.Descriptor instead.
 func (*PbProducerTableOffsets) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{20}
+	return file_fluss_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PbProducerTableOffsets) GetTableId() int64 {
@@ -1249,7 +1363,7 @@ type PbBucketOffset struct {
 
 func (x *PbBucketOffset) Reset() {
 	*x = PbBucketOffset{}
-	mi := &file_fluss_proto_msgTypes[21]
+	mi := &file_fluss_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1375,7 @@ func (x *PbBucketOffset) String() string {
 func (*PbBucketOffset) ProtoMessage() {}
 
 func (x *PbBucketOffset) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_proto_msgTypes[21]
+	mi := &file_fluss_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1388,7 @@ func (x *PbBucketOffset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PbBucketOffset.ProtoReflect.Descriptor instead.
 func (*PbBucketOffset) Descriptor() ([]byte, []int) {
-	return file_fluss_proto_rawDescGZIP(), []int{21}
+	return file_fluss_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PbBucketOffset) GetPartitionId() int64 {
@@ -1390,7 +1504,14 @@ const file_fluss_proto_rawDesc = "" +
 	"\x1cDeleteProducerOffsetsRequest\x12\x1f\n" +
 	"\vproducer_id\x18\x01 \x02(\tR\n" +
 	"producerId\"\x1f\n" +
-	"\x1dDeleteProducerOffsetsResponse\"x\n" +
+	"\x1dDeleteProducerOffsetsResponse\"\x19\n" +
+	"\x17GetClusterHealthRequest\"\xe5\x01\n" +
+	"\x18GetClusterHealthResponse\x12!\n" +
+	"\fnum_replicas\x18\x01 \x02(\x05R\vnumReplicas\x12(\n" +
+	"\x10in_sync_replicas\x18\x02 \x02(\x05R\x0einSyncReplicas\x12.\n" +
+	"\x13num_leader_replicas\x18\x03 \x02(\x05R\x11numLeaderReplicas\x124\n" +
+	"\x16active_leader_replicas\x18\x04 \x02(\x05R\x14activeLeaderReplicas\x12\x16\n" +
+	"\x06status\x18\x05 \x02(\x05R\x06status\"x\n" +
 	"\x16PbProducerTableOffsets\x12\x19\n" +
 	"\btable_id\x18\x01 \x02(\x03R\atableId\x12C\n" +
 	"\x0ebucket_offsets\x18\x02 \x03(\v2\x1c.flusssidecar.PbBucketOffsetR\rbucketOffsets\"v\n" +
@@ -1412,7 +1533,7 @@ func file_fluss_proto_rawDescGZIP() []byte {
 	return file_fluss_proto_rawDescData
 }
 
-var file_fluss_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_fluss_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_fluss_proto_goTypes = []any{
 	(*ErrorResponse)(nil),                   // 0: flusssidecar.ErrorResponse
 	(*ApiVersionsRequest)(nil),              // 1: flusssidecar.ApiVersionsRequest
@@ -1434,8 +1555,10 @@ var file_fluss_proto_goTypes = []any{
 	(*GetProducerOffsetsResponse)(nil),      // 17: flusssidecar.GetProducerOffsetsResponse
 	(*DeleteProducerOffsetsRequest)(nil),    // 18: flusssidecar.DeleteProducerOffsetsRequest
 	(*DeleteProducerOffsetsResponse)(nil),   // 19: flusssidecar.DeleteProducerOffsetsResponse
-	(*PbProducerTableOffsets)(nil),          // 20: flusssidecar.PbProducerTableOffsets
-	(*PbBucketOffset)(nil),                  // 21: flusssidecar.PbBucketOffset
+	(*GetClusterHealthRequest)(nil),         // 20: flusssidecar.GetClusterHealthRequest
+	(*GetClusterHealthResponse)(nil),        // 21: flusssidecar.GetClusterHealthResponse
+	(*PbProducerTableOffsets)(nil),          // 22: flusssidecar.PbProducerTableOffsets
+	(*PbBucketOffset)(nil),                  // 23: flusssidecar.PbBucketOffset
 }
 var file_fluss_proto_depIdxs = []int32{
 	3,  // 0: flusssidecar.ApiVersionsResponse.api_versions:type_name -> flusssidecar.PbApiVersion
@@ -1448,9 +1571,9 @@ var file_fluss_proto_depIdxs = []int32{
 	9,  // 7: flusssidecar.PbTableMetadata.table_path:type_name -> flusssidecar.PbTablePath
 	13, // 8: flusssidecar.PbTableMetadata.bucket_metadata:type_name -> flusssidecar.PbBucketMetadata
 	13, // 9: flusssidecar.PbPartitionMetadata.bucket_metadata:type_name -> flusssidecar.PbBucketMetadata
-	20, // 10: flusssidecar.RegisterProducerOffsetsRequest.table_offsets:type_name -> flusssidecar.PbProducerTableOffsets
-	20, // 11: flusssidecar.GetProducerOffsetsResponse.table_offsets:type_name -> flusssidecar.PbProducerTableOffsets
-	21, // 12: flusssidecar.PbProducerTableOffsets.bucket_offsets:type_name -> flusssidecar.PbBucketOffset
+	22, // 10: flusssidecar.RegisterProducerOffsetsRequest.table_offsets:type_name -> flusssidecar.PbProducerTableOffsets
+	22, // 11: flusssidecar.GetProducerOffsetsResponse.table_offsets:type_name -> flusssidecar.PbProducerTableOffsets
+	23, // 12: flusssidecar.PbProducerTableOffsets.bucket_offsets:type_name -> flusssidecar.PbBucketOffset
 	13, // [13:13] is the sub-list for method output_type
 	13, // [13:13] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
@@ -1469,7 +1592,7 @@ func file_fluss_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluss_proto_rawDesc), len(file_fluss_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

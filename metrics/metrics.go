@@ -14,6 +14,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,9 @@ type Metrics struct {
 	expiredRemoved prometheus.Counter
 	orphansRemoved prometheus.Counter
 	cleanupLeader  prometheus.Gauge
+
+	registryRequests *prometheus.CounterVec
+	clientNames      clientNames
 
 	funcsMu sync.Mutex
 	funcs   map[string]bool // GaugeFuncs registered by name
@@ -151,6 +155,7 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 	m.expiredRemoved = counter("cleanup_expiredSnapshotsRemovedTotal", "Expired producer snapshots this instance removed.")
 	m.orphansRemoved = counter("cleanup_orphanFilesRemovedTotal", "Orphan offsets files this instance removed.")
 	m.cleanupLeader = gauge("cleanup_leader", "1 while this instance leads cleanup, else 0.")
+	m.registryRequests = counterVec("audit_registryRequestsTotal", "Producer-offsets requests served by a handler or the GET quick path, by operation (register, get, delete), the client software name the connection sent in API_VERSIONS (the first "+strconv.Itoa(MaxClientNames)+" distinct names, then \"other\"; \"unknown\" when none was sent) and outcome (CREATED, ALREADY_EXISTS, DELETED, NOT_FOUND, FOUND, or a Fluss error code's name).", "op", "client_software", "outcome")
 
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: Prefix + "build_info", Help: "Always 1; the labels say which build runs."},
 		[]string{"version", "commit", "build_time", "go_version"})
@@ -161,7 +166,7 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 		m.connOpen, m.connAccepted, m.connRefused,
 		m.zkReconnects, m.zkExpiries, m.zkEvents,
 		m.storageOps, m.storageErrors, m.driverPanics,
-		m.cleanupRuns, m.expiredRemoved, m.orphansRemoved, m.cleanupLeader,
+		m.cleanupRuns, m.expiredRemoved, m.orphansRemoved, m.cleanupLeader, m.registryRequests,
 		build,
 	} {
 		if err := reg.Register(c); err != nil {
@@ -313,6 +318,44 @@ func (m *Metrics) CleanupLeader(leading bool) {
 	} else {
 		m.cleanupLeader.Set(0)
 	}
+}
+
+// MaxClientNames is how many distinct client software names get a series
+// of their own in audit_registryRequestsTotal; later ones count as
+// "other", so a client cannot grow the label set without bound.
+const MaxClientNames = 16
+
+// clientNames keeps the client software names that have a label.
+type clientNames struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// label is the client_software label of name.
+func (c *clientNames) label(name string) string {
+	if name == "" {
+		return "unknown"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.names[name] {
+		return name
+	}
+	if len(c.names) >= MaxClientNames {
+		return "other"
+	}
+	if c.names == nil {
+		c.names = make(map[string]bool)
+	}
+	c.names[name] = true
+	return name
+}
+
+// RegistryRequest counts one producer-offsets request by operation, client
+// software (bounded already by wire.ClientSoftwareText, in number here)
+// and outcome.
+func (m *Metrics) RegistryRequest(op, client, outcome string) {
+	m.registryRequests.WithLabelValues(op, m.clientNames.label(client), outcome).Inc()
 }
 
 // Interface checks.

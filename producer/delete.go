@@ -16,25 +16,38 @@ type DeleteCheck func(tableIDs []int64) error
 // the one that check approved. Once the delete is sent it runs to its end
 // even if the caller leaves (see Register).
 func (r *Registry) Delete(ctx context.Context, producerID *string, check DeleteCheck) error {
+	_, err := r.DeleteSnapshot(ctx, producerID, check)
+	return err
+}
+
+// Deleted is what a successful delete did: Found is false when there was
+// no snapshot to delete (the answer is the same SUCCESS); TableIDs are the
+// tables of the snapshot it deleted, as its znode names them.
+type Deleted struct {
+	Found    bool
+	TableIDs []int64
+}
+
+// DeleteSnapshot is Delete, saying what it deleted.
+func (r *Registry) DeleteSnapshot(ctx context.Context, producerID *string, check DeleteCheck) (Deleted, error) {
 	if err := checkID(producerID); err != nil {
-		return err
+		return Deleted{}, err
 	}
 	id := *producerID
 	unlock, err := r.locks.lock(ctx, id)
 	if err != nil {
-		return r.storeError("delete", id, err)
+		return Deleted{}, r.storeError("delete", id, err)
 	}
-	_, err = r.detached(ctx, "delete", id, unlock, func(bg context.Context) (Result, error) {
-		return 0, r.delete(ctx, bg, id, check)
+	return detached(r, ctx, "delete", id, unlock, func(bg context.Context) (Deleted, error) {
+		return r.delete(ctx, bg, id, check)
 	})
-	return err
 }
 
-func (r *Registry) delete(caller, bg context.Context, id string, check DeleteCheck) error {
+func (r *Registry) delete(caller, bg context.Context, id string, check DeleteCheck) (Deleted, error) {
 	since := arrival(caller)
 	for attempt := 0; attempt < attempts; attempt++ {
 		if err := caller.Err(); err != nil {
-			return r.storeError("delete", id, err)
+			return Deleted{}, r.storeError("delete", id, err)
 		}
 		// A snapshot found is deleted by a conditional write, whose outcome
 		// is authoritative; "nothing to delete" is answered only from a
@@ -43,30 +56,30 @@ func (r *Registry) delete(caller, bg context.Context, id string, check DeleteChe
 		s, inc, found, err := r.readToDecide(caller, bg, id, since, attempt > 0,
 			func(_ offsets.Snapshot, found bool) bool { return !found })
 		if err != nil {
-			return r.storeError("delete", id, err)
+			return Deleted{}, r.storeError("delete", id, err)
 		}
 		if !found {
-			return nil
+			return Deleted{}, nil
+		}
+		ids := make([]int64, len(s.Tables))
+		for i, t := range s.Tables {
+			ids[i] = t.TableID
 		}
 		if check != nil {
-			ids := make([]int64, len(s.Tables))
-			for i, t := range s.Tables {
-				ids[i] = t.TableID
-			}
 			if err := check(ids); err != nil {
-				return err
+				return Deleted{}, err
 			}
 		}
 		w := r.deleteIf(bg, id, inc)
 		if w.applied {
 			r.deleteFiles(bg, id, s.Tables)
-			return nil
+			return Deleted{Found: true, TableIDs: ids}, nil
 		}
 		if w.err != nil {
-			return r.storeError("delete", id, w.err)
+			return Deleted{}, r.storeError("delete", id, w.err)
 		}
 	}
-	return r.keptChanging("delete", id)
+	return Deleted{}, r.keptChanging("delete", id)
 }
 
 // deleteFiles removes files best effort: a file left behind is an orphan

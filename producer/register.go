@@ -53,7 +53,7 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Result, erro
 	if err != nil {
 		return 0, r.storeError("register", id, err)
 	}
-	return r.detached(ctx, "register", id, unlock, func(bg context.Context) (Result, error) {
+	return detached(r, ctx, "register", id, unlock, func(bg context.Context) (Result, error) {
 		return r.register(ctx, bg, id, tables, ttl)
 	})
 }

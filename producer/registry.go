@@ -238,10 +238,10 @@ func (r *Registry) Wait(ctx context.Context) error { return r.background.Wait(ct
 // cancellation does not reach (bounded by SettleTimeout), holding the
 // producer's lock until op ends. The caller waits for op or for its own
 // context, whichever ends first; in the second case op goes on.
-func (r *Registry) detached(ctx context.Context, opName, id string, unlock func(), op func(bg context.Context) (Result, error)) (Result, error) {
+func detached[T any](r *Registry, ctx context.Context, opName, id string, unlock func(), op func(bg context.Context) (T, error)) (T, error) {
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.settleTimeout)
 	type outcome struct {
-		res Result
+		res T
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -263,7 +263,8 @@ func (r *Registry) detached(ctx context.Context, opName, id string, unlock func(
 		default:
 		}
 		r.log.Warn("caller left before the operation settled; it goes on", "op", opName, "producer_id", id, "error", ctx.Err())
-		return 0, r.storeError(opName, id, storeerr.New(storeerr.ErrTimeout, true,
+		var zero T
+		return zero, r.storeError(opName, id, storeerr.New(storeerr.ErrTimeout, true,
 			fmt.Errorf("the request ended before the operation settled, which goes on; retry to learn its outcome: %w", ctx.Err())))
 	}
 }

@@ -110,7 +110,7 @@ func newRealLocal(t *testing.T, advertised config.Listener) *realLocal {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &realLocal{mux: sc.Mux(), zc: zc}
+	return &realLocal{mux: sc.ProxyMux(), zc: zc}
 }
 
 // listener reserves a 127.0.0.1 port for a proxy so its address is known

@@ -260,7 +260,10 @@ func (p *Proxy) apiVersions() wire.API {
 	return wire.API{
 		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Handle: func(ctx context.Context, s *wire.Session, _ *wire.Request) (proto.Message, error) {
+		Handle: func(ctx context.Context, s *wire.Session, r *wire.Request) (proto.Message, error) {
+			// Kept for the audit lines of the registry's requests.
+			req := r.Msg.(*messages.ApiVersionsRequest)
+			s.SetClientSoftware(req.GetClientSoftwareName(), req.GetClientSoftwareVersion())
 			up := p.versions.Load()
 			if up == nil {
 				up = &messages.ApiVersionsResponse{}

@@ -19,7 +19,10 @@ func apiVersions(serverType messages.ServerType, mux func() *wire.Mux) wire.API 
 	return wire.API{
 		Key: messages.KeyAPIVersions, Name: messages.KeyAPIVersions.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.ApiVersionsRequest{} },
-		Handle: func(ctx context.Context, _ *wire.Session, _ *wire.Request) (proto.Message, error) {
+		Handle: func(ctx context.Context, sess *wire.Session, r *wire.Request) (proto.Message, error) {
+			// Kept for the audit lines of the connection's requests.
+			req := r.Msg.(*messages.ApiVersionsRequest)
+			sess.SetClientSoftware(req.GetClientSoftwareName(), req.GetClientSoftwareVersion())
 			resp := &messages.ApiVersionsResponse{ServerType: serverType.Int32()}
 			for _, api := range mux().Versions() {
 				resp.ApiVersions = append(resp.ApiVersions, &messages.PbApiVersion{

@@ -41,8 +41,18 @@ func (s *Sidecar) deleteProducerOffsets() wire.API {
 					return nil
 				}
 			}
-			if err := s.cfg.Registry.Delete(ctx, req.ProducerId, check); err != nil {
-				return nil, s.apiError("delete", req.GetProducerId(), err)
+			deleted, err := s.cfg.Registry.DeleteSnapshot(ctx, req.ProducerId, check)
+			rec := auditRecord{op: "delete", producerID: req.GetProducerId(), tables: deleted.TableIDs, buckets: -1, outcome: OutcomeNotFound}
+			if deleted.Found {
+				rec.outcome = OutcomeDeleted
+			}
+			if err != nil {
+				err = s.apiError("delete", req.GetProducerId(), err)
+				rec.err = err
+			}
+			s.audit(ctx, sess, rec)
+			if err != nil {
+				return nil, err
 			}
 			return &messages.DeleteProducerOffsetsResponse{}, nil
 		},

@@ -22,34 +22,59 @@ import (
 // bucket has no entry (coordinatorAnswer). With authorization on, tables
 // the principal may not READ, and unknown table ids, are silently left
 // out; producer_id and expiration_time are still returned.
+//
+// With sidecar.audit.reads each GET is served by its handler, which leaves
+// its audit line; the quick path is off.
 func (s *Sidecar) getProducerOffsets() wire.API {
+	quick := wire.Quick{Answer: s.quickGet, Wait: s.quickGetWait}
+	if s.cfg.Audit.Reads {
+		quick = wire.Quick{}
+	}
 	return wire.API{
 		Key: messages.KeyGetProducerOffsets, Name: messages.KeyGetProducerOffsets.Name(), MinVersion: 0, MaxVersion: 0,
 		NewRequest: func() proto.Message { return &messages.GetProducerOffsetsRequest{} },
-		Quick:      wire.Quick{Answer: s.quickGet, Wait: s.quickGetWait},
+		Quick:      quick,
 		Subject:    producerSubject(),
 		Handle: func(ctx context.Context, sess *wire.Session, r *wire.Request) (proto.Message, error) {
 			req := r.Msg.(*messages.GetProducerOffsetsRequest)
-			ctx, cancel := s.opContext(ctx)
-			defer cancel()
-			snap, found, err := s.cfg.Registry.Get(ctx, req.ProducerId)
+			resp, err := s.get(ctx, sess, req)
+			rec := auditRecord{op: "get", producerID: req.GetProducerId(), err: err, outcome: OutcomeNotFound, buckets: -1}
+			if resp != nil && resp.ProducerId != nil {
+				rec.outcome, rec.buckets = OutcomeFound, 0
+				for _, t := range resp.TableOffsets {
+					rec.tables = append(rec.tables, t.GetTableId())
+					rec.buckets += len(t.BucketOffsets)
+				}
+			}
+			s.audit(ctx, sess, rec)
 			if err != nil {
-				return nil, s.apiError("get", req.GetProducerId(), err)
+				return nil, err
 			}
-			resp := &messages.GetProducerOffsetsResponse{}
-			if !found {
-				return resp, nil
-			}
-			resp.ProducerId = proto.String(snap.ProducerID)
-			resp.ExpirationTime = proto.Int64(snap.ExpirationTime)
-			var keep func(tableID int64) bool
-			if s.authorizing() {
-				keep = func(tableID int64) bool { return s.checkTable(sess, authz.OpRead, tableID) == nil }
-			}
-			resp.TableOffsets = tableOffsetsToProto(keptTables(coordinatorAnswer(snap.Tables), keep))
 			return resp, nil
 		},
 	}
+}
+
+// get serves a decoded GET.
+func (s *Sidecar) get(ctx context.Context, sess *wire.Session, req *messages.GetProducerOffsetsRequest) (*messages.GetProducerOffsetsResponse, error) {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	snap, found, err := s.cfg.Registry.Get(ctx, req.ProducerId)
+	if err != nil {
+		return nil, s.apiError("get", req.GetProducerId(), err)
+	}
+	resp := &messages.GetProducerOffsetsResponse{}
+	if !found {
+		return resp, nil
+	}
+	resp.ProducerId = proto.String(snap.ProducerID)
+	resp.ExpirationTime = proto.Int64(snap.ExpirationTime)
+	var keep func(tableID int64) bool
+	if s.authorizing() {
+		keep = func(tableID int64) bool { return s.checkTable(sess, authz.OpRead, tableID) == nil }
+	}
+	resp.TableOffsets = tableOffsetsToProto(keptTables(coordinatorAnswer(snap.Tables), keep))
+	return resp, nil
 }
 
 // tableOffsetsToProto builds the response's tables. The messages and the

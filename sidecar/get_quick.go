@@ -35,7 +35,24 @@ const (
 // The answer is the same for every GET while the cached state is, but for
 // authorization's filter: s.memo keeps it, as bytes to copy or as tables
 // in the coordinator's order to encode (get_memo.go).
-func (s *Sidecar) quickGet(sess *wire.Session, _ int16, body, dst []byte) ([]byte, string, bool) {
+func (s *Sidecar) quickGet(sess *wire.Session, version int16, body, dst []byte) ([]byte, string, bool) {
+	start := len(dst)
+	out, id, ok := s.quickGetAnswer(sess, version, body, dst)
+	if o := s.cfg.Audit.Observer; ok && o != nil {
+		// Counted as the handler counts it (audit.go); the quick path runs
+		// only while GETs are not logged.
+		client, _ := sess.ClientSoftware()
+		outcome := OutcomeNotFound
+		if len(out) > start {
+			outcome = OutcomeFound
+		}
+		o.RegistryRequest("get", client, outcome)
+	}
+	return out, id, ok
+}
+
+// quickGetAnswer is quickGet's answer, uncounted.
+func (s *Sidecar) quickGetAnswer(sess *wire.Session, _ int16, body, dst []byte) ([]byte, string, bool) {
 	idBytes, ok := getRequestID(body)
 	if !ok {
 		return nil, "", false

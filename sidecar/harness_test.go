@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/rawconn"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
@@ -73,6 +75,11 @@ type sidecarOpts struct {
 	// advertise and advertiseTablet replace the bound addresses in
 	// GET_METADATA answers.
 	advertise, advertiseTablet *config.Listener
+	// health is the stores' health check GET_CLUSTER_HEALTH asks.
+	health sidecar.HealthFunc
+	// logger and audit: where and which audit lines go.
+	logger hclog.Logger
+	audit  sidecar.AuditConfig
 }
 
 // startSidecar runs the sidecar's APIs on a wire server over a real
@@ -131,6 +138,9 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 		TabletAdvertised: []config.Listener{tadv},
 		Registry:         ts.registry,
 		RequestTimeout:   o.requestTimeout,
+		Health:           o.health,
+		Logger:           o.logger,
+		Audit:            o.audit,
 	})
 	if err != nil {
 		t.Fatal(err)

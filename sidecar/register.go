@@ -39,6 +39,7 @@ func (s *Sidecar) registerProducerOffsets() wire.API {
 		}
 		req := &messages.RegisterProducerOffsetsRequest{}
 		if err := wire.DecodeBody(api, r.Version, r.Body, req); err != nil {
+			s.audit(ctx, sess, auditRecord{op: "register", producerID: producerIDOfBody(r.Body), err: err})
 			return nil, err
 		}
 		return s.register(ctx, sess, registerInput(req))
@@ -46,16 +47,26 @@ func (s *Sidecar) registerProducerOffsets() wire.API {
 	return api
 }
 
+// register serves a decoded REGISTER and leaves its audit line.
 func (s *Sidecar) register(ctx context.Context, sess *wire.Session, in producer.RegisterInput) (proto.Message, error) {
+	res, err := s.registerInput(ctx, sess, in)
+	s.audit(ctx, sess, registerAudit(in, res, err))
+	if err != nil {
+		return nil, err
+	}
+	return &messages.RegisterProducerOffsetsResponse{Result: proto.Int32(int32(res))}, nil
+}
+
+func (s *Sidecar) registerInput(ctx context.Context, sess *wire.Session, in producer.RegisterInput) (producer.Result, error) {
 	if s.authorizing() {
 		for _, t := range in.Tables {
 			if err := s.checkTable(sess, authz.OpWrite, t.TableID); err != nil {
-				return nil, err
+				return 0, err
 			}
 		}
 		if len(in.Tables) == 0 {
 			if err := s.checkEmpty(sess); err != nil {
-				return nil, err
+				return 0, err
 			}
 		}
 	}
@@ -67,9 +78,9 @@ func (s *Sidecar) register(ctx context.Context, sess *wire.Session, in producer.
 	defer cancel()
 	res, err := s.cfg.Registry.Register(ctx, in)
 	if err != nil {
-		return nil, s.apiError("register", producerID, err)
+		return 0, s.apiError("register", producerID, err)
 	}
-	return &messages.RegisterProducerOffsetsResponse{Result: proto.Int32(int32(res))}, nil
+	return res, nil
 }
 
 // registerInput converts a decoded request for the registry, allocating

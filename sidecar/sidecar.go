@@ -54,6 +54,12 @@ type Config struct {
 	// "This server <name> does not know this table ID ...". Default
 	// "coordinator", the name a Fluss coordinator gives there.
 	ServerName string
+	// Audit says which registry requests leave an audit line (audit.go).
+	Audit AuditConfig
+	// Health says whether ZooKeeper and remote storage answer, for
+	// GET_CLUSTER_HEALTH (cluster_health.go). Nil answers GREEN: the
+	// embedded mode's one in-memory store.
+	Health HealthFunc
 }
 
 // Sidecar holds the API handlers.
@@ -61,9 +67,11 @@ type Sidecar struct {
 	cfg        Config
 	mux        *wire.Mux // the coordinator endpoint
 	tabletMux  *wire.Mux // the tablet endpoint
+	proxyMux   *wire.Mux // what proxy mode answers itself
 	log        hclog.Logger
 	serverName string
-	memo       *getMemo // encoded GET answers (get_memo.go)
+	memo       *getMemo     // encoded GET answers (get_memo.go)
+	audits     hclog.Logger // the audit lines (audit.go)
 }
 
 // New builds the handlers and their Mux.
@@ -93,7 +101,7 @@ func New(cfg Config) (*Sidecar, error) {
 	if cfg.Authorizer != nil && cfg.Tables == nil {
 		return nil, errors.New("sidecar: authorization needs a table resolver")
 	}
-	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName, memo: newGetMemo()}
+	s := &Sidecar{cfg: cfg, log: cfg.Logger.Named("sidecar"), serverName: cfg.ServerName, memo: newGetMemo(), audits: auditLogger(cfg.Logger)}
 	if s.serverName == "" {
 		s.serverName = "coordinator"
 	}
@@ -104,11 +112,13 @@ func New(cfg Config) (*Sidecar, error) {
 		s.registerProducerOffsets(),
 		s.getProducerOffsets(),
 		s.deleteProducerOffsets(),
+		s.getClusterHealth(),
 	)
 	s.tabletMux = wire.NewMux(
 		apiVersions(messages.ServerTypeTabletServer, s.TabletMux),
 		s.getMetadata(),
 		s.authenticate(),
+		s.getClusterHealth(),
 	).WithElsewhere(CoordinatorOnlyKeys(), "this key is served by the coordinator, not by a tablet server; send it to the coordinator named in GET_METADATA")
 	return s, nil
 }
@@ -123,8 +133,23 @@ func CoordinatorOnlyKeys() []messages.Key {
 // Mux returns the coordinator endpoint's APIs for a wire.Server.
 func (s *Sidecar) Mux() *wire.Mux { return s.mux }
 
+// ProxyMux returns the APIs proxy mode answers itself: the coordinator
+// endpoint's without GET_CLUSTER_HEALTH, which there is the coordinator's
+// to answer about its cluster and is forwarded (and listed in API_VERSIONS
+// exactly when the coordinator lists it).
+func (s *Sidecar) ProxyMux() *wire.Mux {
+	var apis []wire.API
+	for _, a := range s.mux.Versions() {
+		if a.Key != messages.KeyGetClusterHealth {
+			apis = append(apis, a)
+		}
+	}
+	return wire.NewMux(apis...)
+}
+
 // TabletMux returns the tablet endpoint's APIs for a wire.Server:
-// API_VERSIONS (answering TABLET_SERVER), GET_METADATA and AUTHENTICATE;
+// API_VERSIONS (answering TABLET_SERVER), GET_METADATA, AUTHENTICATE and
+// GET_CLUSTER_HEALTH (which a Fluss tablet server answers too);
 // the producer offsets keys are answered UNSUPPORTED_VERSION with a message
 // that sends the client to the coordinator.
 func (s *Sidecar) TabletMux() *wire.Mux { return s.tabletMux }

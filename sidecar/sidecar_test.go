@@ -110,7 +110,7 @@ func TestBootstrapsLikeAFlussCoordinator(t *testing.T) {
 	for _, v := range av.GetApiVersions() {
 		keys = append(keys, fmt.Sprintf("%d[%d,%d]", v.GetApiKey(), v.GetMinVersion(), v.GetMaxVersion()))
 	}
-	if got := strings.Join(keys, " "); got != "1000[0,0] 1012[0,0] 1038[0,0] 1053[0,0] 1054[0,0] 1055[0,0]" {
+	if got := strings.Join(keys, " "); got != "1000[0,0] 1012[0,0] 1038[0,0] 1053[0,0] 1054[0,0] 1055[0,0] 1062[0,0]" {
 		t.Fatalf("api versions %s", got)
 	}
 	// The Java client's bootstrap request is an empty MetadataRequest.
@@ -292,6 +292,10 @@ func TestOurEncoderMatchesGolden(t *testing.T) {
 		}
 		return wire.AppendSuccess(nil, id, body)
 	}
+	healthResp := func(status int32) *messages.GetClusterHealthResponse {
+		return &messages.GetClusterHealthResponse{NumReplicas: proto.Int32(0), InSyncReplicas: proto.Int32(0),
+			NumLeaderReplicas: proto.Int32(0), ActiveLeaderReplicas: proto.Int32(0), Status: proto.Int32(status)}
+	}
 	job1 := registerReq("job-1", tbl(100, bo(0, 42)), tbl(200, pbo(5, 1, 7)))
 	cases := map[string][]byte{
 		"api_versions_request":             enc(1000, 0, &messages.ApiVersionsRequest{ClientSoftwareName: proto.String("fluss"), ClientSoftwareVersion: proto.String("0.1.0")}),
@@ -307,11 +311,15 @@ func TestOurEncoderMatchesGolden(t *testing.T) {
 		"error_minus1_bare":                wire.AppendError(nil, 3, -1, ""),
 		"server_failure_minus1":            wire.AppendServerFailure(nil, -1, "frame length 2147483647 exceeds the limit"),
 		"api_versions_response": success(0, &messages.ApiVersionsResponse{
-			ApiVersions: versions(1000, 1012, 1038, 1053, 1054, 1055), ServerType: messages.ServerTypeCoordinator.Int32(),
+			ApiVersions: versions(1000, 1012, 1038, 1053, 1054, 1055, 1062), ServerType: messages.ServerTypeCoordinator.Int32(),
 		}),
 		"tablet_api_versions_response": success(0, &messages.ApiVersionsResponse{
-			ApiVersions: versions(1000, 1012, 1038), ServerType: messages.ServerTypeTabletServer.Int32(),
+			ApiVersions: versions(1000, 1012, 1038, 1062), ServerType: messages.ServerTypeTabletServer.Int32(),
 		}),
+		"cluster_health_request":          enc(1062, 11, &messages.GetClusterHealthRequest{}),
+		"cluster_health_response_green":   success(11, healthResp(0)),
+		"cluster_health_response_red":     success(11, healthResp(2)),
+		"cluster_health_response_unknown": success(11, healthResp(3)),
 		"metadata_response": success(4, &messages.MetadataResponse{
 			CoordinatorServer: &messages.PbServerNode{NodeId: proto.Int32(0), Host: proto.String("127.0.0.1"), Port: proto.Int32(9123)},
 			TabletServers:     []*messages.PbServerNode{{NodeId: proto.Int32(0), Host: proto.String("127.0.0.1"), Port: proto.Int32(9124)}},

@@ -287,6 +287,9 @@ type Session struct {
 
 	mu        sync.Mutex
 	principal string
+	// clientName and clientVersion are what the last API_VERSIONS request
+	// said, bounded (SetClientSoftware).
+	clientName, clientVersion string
 	// authenticated is written under mu, together with principal, and
 	// read without it: the Gate asks it on every request.
 	authenticated atomic.Bool

@@ -149,8 +149,10 @@ def j_node(port=REF_PORT):
 
 SERVED = [(1000, "API_VERSIONS"), (1012, "GET_METADATA"), (1038, "AUTHENTICATE"),
           (1053, "REGISTER_PRODUCER_OFFSETS"), (1054, "GET_PRODUCER_OFFSETS"),
-          (1055, "DELETE_PRODUCER_OFFSETS")]
-TABLET_SERVED = SERVED[:3]  # the tablet-server endpoint: no producer offsets keys
+          (1055, "DELETE_PRODUCER_OFFSETS"), (1062, "GET_CLUSTER_HEALTH")]
+# The tablet-server endpoint: no producer offsets keys; GET_CLUSTER_HEALTH,
+# which a Fluss tablet server answers too.
+TABLET_SERVED = SERVED[:3] + SERVED[6:]
 
 SERVER_TYPE_COORDINATOR, SERVER_TYPE_TABLET_SERVER = 1, 2
 MSG_2_ELSEWHERE = ("The server does not support REGISTER_PRODUCER_OFFSETS(1053) version 0: this key is served by "
@@ -192,7 +194,7 @@ vec("api_versions_request", request(1000, 0, f_bytes(1, "client_software_name", 
 
 vec("api_versions_response", success(0, sum((f_msg(1, "api_versions", api_version(k)) for k, _ in SERVED), [])
                                     + f_varint(2, "server_type", SERVER_TYPE_COORDINATOR)),
-    meaning="The coordinator endpoint's answer: every served key (1000, 1012, 1038, 1053, 1054, 1055) with "
+    meaning="The coordinator endpoint's answer: every served key (1000, 1012, 1038, 1053, 1054, 1055, 1062) with "
             "versions [0,0], and server_type 1 (COORDINATOR), as every Fluss coordinator sends it: a Java client "
             "checks it against the node it meant to reach, fluss-go refuses an answer without it.",
     api_key=1000, message="ApiVersionsResponse",
@@ -411,7 +413,7 @@ vec("server_failure_bare", server_failure(-1),
 vec("tablet_api_versions_response", success(0, sum((f_msg(1, "api_versions", api_version(k)) for k, _ in TABLET_SERVED), [])
                                            + f_varint(2, "server_type", SERVER_TYPE_TABLET_SERVER)),
     meaning="The tablet-server endpoint's answer: what a tablet server serves of the sidecar's keys (1000, 1012, "
-            "1038) and server_type 2 (TABLET_SERVER), the type of the node GET_METADATA names at its address.",
+            "1038, 1062) and server_type 2 (TABLET_SERVER), the type of the node GET_METADATA names at its address.",
     api_key=1000, message="ApiVersionsResponse",
     decoded={"api_versions": [{"api_key": k, "min_version": 0, "max_version": 0} for k, _ in TABLET_SERVED],
              "server_type": SERVER_TYPE_TABLET_SERVER},

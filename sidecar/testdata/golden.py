@@ -133,11 +133,12 @@ frames = {
     # API_VERSIONS answer to Java's first request on the coordinator
     # endpoint: the keys it serves, then server_type (field 2) = 1,
     # COORDINATOR.
-    "api_versions_response": success(0, b"".join(f_bytes(1, api_version(k)) for k in (1000, 1012, 1038, 1053, 1054, 1055))
+    "api_versions_response": success(0, b"".join(f_bytes(1, api_version(k)) for k in (1000, 1012, 1038, 1053, 1054, 1055, 1062))
                                      + f_varint(2, 1)),
-    # The same on the tablet endpoint: no producer offsets keys, and
-    # server_type = 2, TABLET_SERVER.
-    "tablet_api_versions_response": success(0, b"".join(f_bytes(1, api_version(k)) for k in (1000, 1012, 1038))
+    # The same on the tablet endpoint: no producer offsets keys (a Fluss
+    # tablet server answers GET_CLUSTER_HEALTH too), and server_type = 2,
+    # TABLET_SERVER.
+    "tablet_api_versions_response": success(0, b"".join(f_bytes(1, api_version(k)) for k in (1000, 1012, 1038, 1062))
                                             + f_varint(2, 2)),
     # The producer offsets keys sent to the tablet endpoint (the requests
     # above, ids 1 to 3): UNSUPPORTED_VERSION (2) naming the key and its
@@ -145,6 +146,13 @@ frames = {
     "tablet_register_elsewhere": error(1, 2, elsewhere("REGISTER_PRODUCER_OFFSETS", 1053)),
     "tablet_get_elsewhere": error(2, 2, elsewhere("GET_PRODUCER_OFFSETS", 1054)),
     "tablet_delete_elsewhere": error(3, 2, elsewhere("DELETE_PRODUCER_OFFSETS", 1055)),
+    # GET_CLUSTER_HEALTH (1062), request 11: an empty body. The answer sets
+    # all five required fields, the four replica counts 0 (a varint 0 is
+    # one byte), then status: 0 GREEN, 2 RED, 3 UNKNOWN.
+    "cluster_health_request": request(1062, 0, 11, b""),
+    "cluster_health_response_green": success(11, f_varint(1, 0) + f_varint(2, 0) + f_varint(3, 0) + f_varint(4, 0) + f_varint(5, 0)),
+    "cluster_health_response_red": success(11, f_varint(1, 0) + f_varint(2, 0) + f_varint(3, 0) + f_varint(4, 0) + f_varint(5, 2)),
+    "cluster_health_response_unknown": success(11, f_varint(1, 0) + f_varint(2, 0) + f_varint(3, 0) + f_varint(4, 0) + f_varint(5, 3)),
 }
 
 if __name__ == "__main__":

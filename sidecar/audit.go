@@ -1,0 +1,147 @@
+package sidecar
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/producer"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// AuditConfig says which registry requests leave an audit line: one INFO
+// line of the "audit" logger per request that reached its handler, with
+// who asked, from which client software, about which producer and tables,
+// and the outcome. Never the offsets.
+type AuditConfig struct {
+	// Writes logs every REGISTER and DELETE (sidecar.audit.writes).
+	Writes bool
+	// Reads logs every GET (sidecar.audit.reads). A GET is then always
+	// served by its handler: the quick path, which answers on the reader
+	// goroutine without one, is off.
+	Reads bool
+	// Observer, if set, counts every registry request by client software
+	// and outcome, whether or not it is logged.
+	Observer AuditObserver
+}
+
+// AuditObserver counts registry requests by the client software the
+// connection named in API_VERSIONS; *metrics.Metrics is one. client is
+// bounded (wire.ClientSoftwareText), "" when the connection sent no
+// API_VERSIONS; the observer bounds how many distinct names it keeps.
+type AuditObserver interface {
+	RegistryRequest(op, client, outcome string)
+}
+
+// The outcomes of an audit line besides a Fluss error code's name.
+const (
+	OutcomeCreated       = "CREATED"
+	OutcomeAlreadyExists = "ALREADY_EXISTS"
+	OutcomeDeleted       = "DELETED"
+	OutcomeNotFound      = "NOT_FOUND"
+	OutcomeFound         = "FOUND"
+)
+
+// maxAuditTables is how many table ids an audit line lists; "tables_total"
+// gives the full count.
+const maxAuditTables = 32
+
+// auditRecord is what one request's audit line says beyond the session.
+type auditRecord struct {
+	op         string // register, get, delete
+	producerID string
+	tables     []int64
+	buckets    int // -1: not known (a delete reads no offsets file)
+	outcome    string
+	err        error // the answered error, if any
+}
+
+// audit writes the audit line of one registry request and counts it. ctx
+// is the handler's (its arrival starts the duration).
+func (s *Sidecar) audit(ctx context.Context, sess *wire.Session, rec auditRecord) {
+	client, version := sess.ClientSoftware()
+	outcome := rec.outcome
+	var code flusserr.Code
+	if rec.err != nil {
+		a := apierr.Of(rec.err)
+		code, outcome = a.Code, a.Code.Name()
+	}
+	if o := s.cfg.Audit.Observer; o != nil {
+		o.RegistryRequest(rec.op, client, outcome)
+	}
+	if rec.op == "get" && !s.cfg.Audit.Reads || rec.op != "get" && !s.cfg.Audit.Writes {
+		return
+	}
+	if !s.audits.IsInfo() {
+		return
+	}
+	tables := rec.tables
+	if len(tables) > maxAuditTables {
+		tables = tables[:maxAuditTables]
+	}
+	kv := []any{
+		"op", rec.op,
+		"listener", sess.ListenerName,
+		"peer", addrString(sess),
+		"principal", sess.Principal(),
+		"client_software", client,
+		"client_version", version,
+		"producer_id", flusserr.Echo(rec.producerID),
+		"tables", tables,
+		"tables_total", len(rec.tables),
+	}
+	if rec.buckets >= 0 {
+		kv = append(kv, "buckets", rec.buckets)
+	}
+	kv = append(kv, "outcome", outcome)
+	if rec.err != nil {
+		kv = append(kv, "error_code", int32(code))
+	}
+	if t, ok := wire.Arrival(ctx); ok {
+		kv = append(kv, "duration", time.Since(t))
+	}
+	s.audits.Info("producer offsets audit", kv...)
+}
+
+func addrString(sess *wire.Session) string {
+	if sess.RemoteAddr == nil {
+		return ""
+	}
+	return sess.RemoteAddr.String()
+}
+
+// registerAudit is the audit record of a REGISTER.
+func registerAudit(in producer.RegisterInput, res producer.Result, err error) auditRecord {
+	rec := auditRecord{op: "register", err: err, tables: make([]int64, 0, len(in.Tables))}
+	if in.ProducerID != nil {
+		rec.producerID = *in.ProducerID
+	}
+	for _, t := range in.Tables {
+		rec.tables = append(rec.tables, t.TableID)
+		rec.buckets += bucketCount(t)
+	}
+	if err == nil {
+		rec.outcome = res.String()
+	}
+	return rec
+}
+
+// bucketCount is how many buckets a table entry of a REGISTER names.
+func bucketCount(t producer.TableInput) int {
+	if t.ByBucket == nil {
+		return len(t.Buckets)
+	}
+	n := 0
+	for _, off := range t.ByBucket {
+		if off != -1 {
+			n++
+		}
+	}
+	return n
+}
+
+// auditLogger is the logger of the audit lines.
+func auditLogger(l hclog.Logger) hclog.Logger { return l.Named("audit") }
