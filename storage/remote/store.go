@@ -68,6 +68,8 @@ type Options struct {
 	// wasbs:// (see cloud.go).
 	GCS   GCSOptions
 	Azure AzureOptions
+	// HDFS configures hdfs:// (see hdfs.go).
+	HDFS HDFSOptions
 
 	// Bucket, if set, is used instead of opening one from remoteDataDir;
 	// keys are still laid out as remoteDataDir says (for s3://b/p the
@@ -105,7 +107,10 @@ type Store struct {
 	// localProducers is the producers directory on the local file system
 	// when the store opened a fileblob bucket itself, else "".
 	localProducers string
-	log            hclog.Logger
+	// dirs removes empty directories where the bucket has real ones
+	// (HDFS); nil otherwise.
+	dirs dirRemover
+	log  hclog.Logger
 	// driver names the gocloud.dev driver beneath bucket, for logs and
 	// metrics; obs counts what the store contains (nil: nothing).
 	driver         string
@@ -134,6 +139,8 @@ type Store struct {
 //   - "abfs[s]://container@account.dfs.core.windows.net/prefix" and
 //     "wasb[s]://container@account.blob.core.windows.net/prefix", through
 //     the Azure options;
+//   - "hdfs://namenode:port/path", "hdfs://host/path" (port 8020) or
+//     "hdfs://nameservice/path", through the HDFS options (hdfs.go);
 //   - "mem://", a fresh in-memory bucket for tests; its paths look like
 //     "mem:/producers/p/1/u.offsets".
 func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, error) {
@@ -210,6 +217,18 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			}
 			s.bucket, s.ownsBucket = b, true
 		}
+	case "hdfs":
+		if hasDotDot(dir.Path) {
+			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
+		}
+		rootPath = dir.Path
+		if s.bucket == nil {
+			b, fs, err := openHDFS(dir, remoteDataDir, opts.HDFS)
+			if err != nil {
+				return nil, err
+			}
+			s.bucket, s.ownsBucket, s.dirs = b, true, fs
+		}
 	case "mem":
 		if hasDotDot(dir.Path) {
 			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
@@ -218,7 +237,7 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			s.bucket, s.ownsBucket = memblob.OpenBucket(nil), true
 		}
 	default:
-		return nil, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss, cosn, obs, gs, abfs, abfss, wasb, wasbs or mem)", remoteDataDir, dir.Scheme)
+		return nil, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss, cosn, obs, gs, abfs, abfss, wasb, wasbs, hdfs or mem)", remoteDataDir, dir.Scheme)
 	}
 	s.dir = dir
 	s.producers = dir.Join(ProducersDirName)
@@ -483,11 +502,15 @@ func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]sto
 
 // PruneEmptyDirs removes the empty table directories of producer
 // producerID, then the producer directory if it is empty too, and reports
-// whether the producer directory is gone. Only a local store has real
-// directories; on an object store it only reports whether any object is left.
+// whether the producer directory is gone. Only a local store and HDFS have
+// real directories; on an object store it only reports whether any object
+// is left.
 func (s *Store) PruneEmptyDirs(ctx context.Context, producerID string) (bool, error) {
 	if err := checkSegment(producerID); err != nil {
 		return false, err
+	}
+	if s.dirs != nil {
+		return s.pruneDirs(ctx, producerID)
 	}
 	if s.localProducers == "" {
 		files, err := s.ListProducerFiles(ctx, producerID)
@@ -512,6 +535,46 @@ func (s *Store) PruneEmptyDirs(ctx context.Context, producerID string) (bool, er
 		}
 	}
 	return removeEmptyDir(pdir)
+}
+
+// dirRemover removes a directory of the bucket that holds nothing and
+// reports whether it is gone.
+type dirRemover interface {
+	RemoveEmptyDir(ctx context.Context, dirKey string) (bool, error)
+}
+
+// pruneDirs is PruneEmptyDirs through a dirRemover: each empty table
+// directory, then the producer directory if it is empty too.
+func (s *Store) pruneDirs(ctx context.Context, producerID string) (bool, error) {
+	pkey := s.producersKey + producerID + "/"
+	var tables []string
+	err := s.retry(ctx, "list "+s.producers.String()+"/"+producerID, false, func(ctx context.Context) error {
+		tables = tables[:0]
+		return s.eachObject(ctx, &blob.ListOptions{Prefix: pkey, Delimiter: "/"}, func(obj *blob.ListObject) {
+			if obj.IsDir {
+				tables = append(tables, obj.Key)
+			}
+		})
+	})
+	if err != nil {
+		return false, classified(fmt.Errorf("remote: prune %s/%s: %w", s.producers, producerID, err))
+	}
+	for _, key := range append(tables, pkey) {
+		var gone bool
+		err := s.retry(ctx, "remove directory "+key, false, func(ctx context.Context) error {
+			return s.guard("delete", func() (err error) {
+				gone, err = s.dirs.RemoveEmptyDir(ctx, key)
+				return err
+			})
+		})
+		if err != nil {
+			return false, classified(fmt.Errorf("remote: remove directory %s: %w", key, err))
+		}
+		if key == pkey {
+			return gone, nil
+		}
+	}
+	return false, nil
 }
 
 // removeEmptyDir removes dir if it is empty and reports whether it is gone.
