@@ -14,13 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
@@ -71,11 +71,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 3 * time.Minute
 	}
-	root, err := flusstest.RepoRoot()
+	root, err := repoRoot()
 	if err != nil {
 		return nil, err
 	}
-	cp, err := flusstest.MavenClasspath(root, Release)
+	cp, err := classpath(root)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +173,36 @@ func (c *Cluster) start(ctx context.Context, classpath string, cfg Config) error
 	}
 	c.port = port
 	return nil
+}
+
+// ErrNotResolved means Hadoop's jars are not in .deps/maven: run
+// scripts/resolve-maven.sh (make test-deps does).
+var ErrNotResolved = errors.New("hdfstest: Hadoop not resolved")
+
+// classpath returns the resolved jars of Release as a java -cp value.
+func classpath(root string) (string, error) {
+	lib := filepath.Join(root, ".deps", "maven", Release, "lib")
+	if jars, _ := filepath.Glob(filepath.Join(lib, "*.jar")); len(jars) == 0 {
+		return "", fmt.Errorf("%w: no jars in %s (run scripts/resolve-maven.sh, or make test-deps)", ErrNotResolved, lib)
+	}
+	return filepath.Join(lib, "*"), nil
+}
+
+// repoRoot is the folder holding the repository's go.mod, found from this
+// source file's place.
+func repoRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("hdfstest: cannot locate the repository")
+	}
+	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", errors.New("hdfstest: no go.mod above " + filepath.Dir(file))
+		}
+	}
 }
 
 // compileHelper compiles java/MiniHdfs.java once per content into
