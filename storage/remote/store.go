@@ -309,6 +309,11 @@ func (s *Store) ProducersDir() FsPath { return s.producers }
 // Close releases the bucket if the store opened it. It is idempotent.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		// The portable bucket's Close waits for the calls in flight; a
+		// driver that can end them (HDFS) does so first.
+		if i, ok := s.dirs.(interface{ Interrupt() }); ok && s.ownsBucket {
+			i.Interrupt()
+		}
 		if s.ownsBucket {
 			s.closeErr = s.guard("close", s.bucket.Close)
 		}
@@ -352,15 +357,29 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 	})
 	if err != nil {
 		// Nothing names the file yet; a failed write must not leave a
-		// partial one (a full disk leaves zero-byte files otherwise).
-		derr := s.guard("delete", func() error { return s.bucket.Delete(context.WithoutCancel(ctx), key) })
-		if derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
-			s.log.Warn("could not remove a failed offsets file", "path", path, "error", derr)
+		// partial one (a full disk leaves zero-byte files otherwise). When
+		// the caller has given up, the removal goes on without it: a
+		// storage that hangs must not hold the caller past its context.
+		if ctx.Err() != nil {
+			go s.removeFailed(ctx, key, path)
+		} else {
+			s.removeFailed(ctx, key, path)
 		}
 		return "", classified(fmt.Errorf("remote: write offsets file %s: %w", path, err))
 	}
 	s.log.Debug("wrote offsets file", "producer_id", producerID, "path", path)
 	return path, nil
+}
+
+// removeFailed deletes the file of a failed write, bounded by
+// probeCleanupTimeout even when ctx has ended.
+func (s *Store) removeFailed(ctx context.Context, key, path string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeCleanupTimeout)
+	defer cancel()
+	derr := s.guard("delete", func() error { return s.bucket.Delete(dctx, key) })
+	if derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
+		s.log.Warn("could not remove a failed offsets file", "path", path, "error", derr)
+	}
 }
 
 // PlannedPath returns a path of the length WriteOffsets returns for this

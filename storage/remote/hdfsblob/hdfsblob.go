@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"slices"
@@ -56,6 +57,7 @@ type FS struct {
 
 	mu     sync.Mutex
 	client *hdfs.Client
+	conns  connSet // the connections of client
 	closed bool
 }
 
@@ -93,7 +95,7 @@ func (fs *FS) getClient() (*hdfs.Client, error) {
 	if fs.client != nil {
 		return fs.client, nil
 	}
-	dial := dialer(fs.opts.ConnectTimeout, fs.opts.IOTimeout)
+	dial := dialer(fs.opts.ConnectTimeout, fs.opts.IOTimeout, &fs.conns)
 	c, err := hdfs.NewClient(hdfs.ClientOptions{
 		Addresses:              fs.opts.Addresses,
 		User:                   fs.opts.User,
@@ -484,15 +486,27 @@ func (fs *FS) SignedURL(context.Context, string, *driver.SignedURLOptions) (stri
 	return "", fmt.Errorf("hdfsblob: %w: SignedURL", errors.ErrUnsupported)
 }
 
-// Close closes the client, ending its connections.
+// Interrupt ends the client's connections and refuses new ones, so that
+// every call still running fails at once (one given up by its context
+// included); the portable bucket's Close waits for them.
+func (fs *FS) Interrupt() {
+	fs.conns.closeAll()
+}
+
+// Close ends the client's connections, which fails any call still on them
+// (one given up by its context included), then closes the client.
 func (fs *FS) Close() error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.closed = true
+	fs.conns.closeAll()
 	if fs.client == nil {
 		return nil
 	}
 	err := fs.client.Close()
 	fs.client = nil
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
 	return err
 }
