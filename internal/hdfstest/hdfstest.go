@@ -41,6 +41,8 @@ type Config struct {
 	DataNodes int
 	// StartTimeout bounds the start; 0 means 3 minutes.
 	StartTimeout time.Duration
+	// Port is the NameNode's RPC port on 127.0.0.1; 0 picks a free one.
+	Port int
 }
 
 // Cluster is one running MiniDFSCluster process.
@@ -92,7 +94,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		err = c.start(ctx, classes+string(os.PathListSeparator)+cp, cfg)
-		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "BindException") {
+		if err == nil || attempt == 3 || cfg.Port != 0 || !strings.Contains(err.Error(), "BindException") {
 			break
 		}
 	}
@@ -104,9 +106,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, classpath string, cfg Config) error {
-	port, err := zktest.FreePort("127.0.0.1")
-	if err != nil {
-		return err
+	port := cfg.Port
+	if port == 0 {
+		var err error
+		if port, err = zktest.FreePort("127.0.0.1"); err != nil {
+			return err
+		}
 	}
 	logFile, err := os.OpenFile(c.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
