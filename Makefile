@@ -1,6 +1,7 @@
 # fluss-sidecar: build, run, test.
 #   make run    start a local ZooKeeper (Debian package) and the sidecar on 127.0.0.1:9123
 #               (its tablet-server endpoint on 127.0.0.1:9124), metrics and probes on 127.0.0.1:9249
+#   make hdfs   start an HDFS minicluster on 127.0.0.1:9000 for make run REMOTE_DATA_DIR=hdfs://127.0.0.1:9000/fluss
 #   make test   install what is missing, then run every test against real servers
 
 GO        ?= go
@@ -14,6 +15,10 @@ LISTEN    ?= 127.0.0.1:9123
 # The tablet-server endpoint GET_METADATA names beside LISTEN.
 TABLET_LISTEN ?= 127.0.0.1:9124
 METRICS_PORT ?= 9249
+# make run's remote.data.dir; unset: file://$(DATA_DIR)/remote.
+REMOTE_DATA_DIR ?=
+# make hdfs: the NameNode's RPC port of the HDFS minicluster on 127.0.0.1.
+HDFS_PORT ?= 9000
 # A count, not a duration: Go 1.26's fuzzer can report a spurious "context
 # deadline exceeded" when a duration budget ends mid-input (go.dev/issue/75804).
 FUZZTIME  ?= 4000x
@@ -26,7 +31,7 @@ BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDINFO  := github.com/fluss-sidecar/fluss-sidecar/buildinfo
 LDFLAGS    := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
 
-.PHONY: all build run test unit fuzz bench bench-producers bench-scale lincheck soak generate deps test-deps vet fmt clean clean-data compat compat-embedded fluss-client fluss-rs-client fluss-rs-embedded pyfluss-client pyfluss-embedded embedded-startup image flink
+.PHONY: all build run hdfs test unit fuzz bench bench-producers bench-scale lincheck soak generate deps test-deps vet fmt clean clean-data compat compat-embedded fluss-client fluss-rs-client fluss-rs-embedded pyfluss-client pyfluss-embedded embedded-startup image flink
 
 all: build
 
@@ -35,7 +40,16 @@ build:
 	$(GO) build -o $(ZKRUN) ./internal/zktest/cmd/zkrun
 
 run: deps build
-	ZK_ADDRESS="$(ZK_ADDRESS)" ZK_PORT=$(ZK_PORT) DATA_DIR="$(DATA_DIR)" LISTEN=$(LISTEN) TABLET_LISTEN=$(TABLET_LISTEN) METRICS_PORT=$(METRICS_PORT) scripts/run-local.sh
+	REMOTE_DATA_DIR="$(REMOTE_DATA_DIR)" ZK_ADDRESS="$(ZK_ADDRESS)" ZK_PORT=$(ZK_PORT) DATA_DIR="$(DATA_DIR)" LISTEN=$(LISTEN) TABLET_LISTEN=$(TABLET_LISTEN) METRICS_PORT=$(METRICS_PORT) scripts/run-local.sh
+
+# hdfs runs an HDFS minicluster (Hadoop's released MiniDFSCluster from Maven
+# Central, internal/hdfstest) on 127.0.0.1:$(HDFS_PORT) in the foreground,
+# data in $(DATA_DIR)/hdfs, and prints the remote.data.dir for
+# make run REMOTE_DATA_DIR=hdfs://127.0.0.1:$(HDFS_PORT)/fluss
+hdfs: deps
+	@scripts/resolve-maven.sh
+	$(GO) build -o bin/hdfsrun ./internal/hdfstest/cmd/hdfsrun
+	bin/hdfsrun -dir "$(DATA_DIR)/hdfs" -port $(HDFS_PORT)
 
 # deps installs the Debian packages the tests and `make run` need (as root,
 # `apt-get update` once, then install), only when something is missing.
@@ -94,22 +108,25 @@ bench-scale: test-deps
 # The linearizability checker's long version (lincheck/): every scenario for
 # 15 s with three faults, three runs in a row; each must pass. Extra sidecar
 # settings: make lincheck LINCHECK_KV='sidecar.snapshot-cache.max-bytes=0'
+# On HDFS (a minicluster per run) instead of a local directory:
+# make lincheck LINCHECK_REMOTE=hdfs
 lincheck: deps
 	@for i in 1 2 3; do \
 		echo "lincheck run $$i of 3"; \
-		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget|TestEnsembleKeepsAcknowledgedWrites|TestSyncThenReadAfterAnotherServersAck' ./lincheck/ || exit 1; \
+		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" LINCHECK_REMOTE="$(LINCHECK_REMOTE)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget|TestEnsembleKeepsAcknowledgedWrites|TestSyncThenReadAfterAnotherServersAck' ./lincheck/ || exit 1; \
 	done
 
 # The long run (soak/): two sidecar processes on one ZooKeeper under a GET
 # storm, job cycles, connection churn and bad input, one restarted with
 # SIGTERM every SOAK_RESTART_EVERY; fails when the other's memory,
 # goroutines, descriptors or cache grow past what its live data explains
-# (docs/limits.md, "Long runs"). make soak SOAK_DURATION=5m for a shorter one.
+# (docs/limits.md, "Long runs"). make soak SOAK_DURATION=5m for a shorter one;
+# make soak SOAK_REMOTE=hdfs keeps the offsets files on an HDFS minicluster.
 SOAK_DURATION ?= 30m
 SOAK_RESTART_EVERY ?= 1m
 SOAK_TIMEOUT ?= 3h
 soak: deps
-	SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART_EVERY=$(SOAK_RESTART_EVERY) $(GO) test -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./soak/
+	SOAK_REMOTE=$(SOAK_REMOTE) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART_EVERY=$(SOAK_RESTART_EVERY) $(GO) test -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./soak/
 
 # Runs compat_test's Python and Java clients against a running sidecar (see
 # compat_test/README.md): make compat BOOTSTRAP=host:port

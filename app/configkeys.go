@@ -97,6 +97,11 @@ const (
 	// KeyAzureEndpoint is the sidecar's own key for an Azure blob endpoint
 	// that the path's host does not give (Azurite, private endpoints).
 	KeyAzureEndpoint = "sidecar.azure.endpoint"
+
+	// KeyHadoopPrefix starts the Hadoop configuration keys Fluss's HDFS
+	// file system passes to Hadoop without the prefix:
+	// fluss.hadoop.dfs.nameservices is Hadoop's dfs.nameservices.
+	KeyHadoopPrefix = "fluss.hadoop."
 )
 
 // Producer offsets and cleanup keys.
@@ -243,7 +248,7 @@ var configKeys = []ConfigKey{
 		Doc: "as above, for the coordinator only, after `env.java.opts.all`; `$FLUSS_ENV_JAVA_OPTS_CS` wins over it"},
 
 	{Name: KeyRemoteDataDir, Unset: "(required unless `remote.data.dirs` is set)",
-		Doc: "where offsets files go (under `producers/`): `file:///dir`, `/dir`, `s3://bucket/prefix`, `oss://…`, `cosn://…`, `obs://…`, `gs://bucket/prefix`, `abfs[s]://container@account.dfs.core.windows.net/prefix`, `wasb[s]://container@account.blob.core.windows.net/prefix`. Used even when `remote.data.dirs` is set, since Fluss's coordinator keeps producer offsets here (a WARN at start when it is not that list's first entry)"},
+		Doc: "where offsets files go (under `producers/`): `file:///dir`, `/dir`, `s3://bucket/prefix`, `oss://…`, `cosn://…`, `obs://…`, `gs://bucket/prefix`, `abfs[s]://container@account.dfs.core.windows.net/prefix`, `wasb[s]://container@account.blob.core.windows.net/prefix`, `hdfs://namenode:port/path`, `hdfs://nameservice/path`. Used even when `remote.data.dirs` is set, since Fluss's coordinator keeps producer offsets here (a WARN at start when it is not that list's first entry)"},
 	{Name: KeyRemoteDataDirs, Unset: "none",
 		Doc: "Fluss 1.0's remote directories (0.9.x has no such key), comma-separated on one line, an entry quoted `'…'` if it holds a comma; without `remote.data.dir` offsets files go to the first entry. Every entry must be a valid path; an empty entry, or an empty list without `remote.data.dir`, refuses to start; a YAML list is refused, as Fluss's server.yaml reader skips it. The start-up line names the directory used and its key"},
 	{Name: KeyRemoteDataDirsStrategy, Unset: "(ignored)",
@@ -276,6 +281,8 @@ var configKeys = []ConfigKey{
 	{Name: KeyAzureAccountKey + ".<account host>", Short: true, Secret: true, Unset: "the general key",
 		Doc: "the account key of one account host, e.g. `acct.dfs.core.windows.net`"},
 	{Name: KeyAzureEndpoint, Unset: "from the path's host", Doc: "Azure blob endpoint override (Azurite, private endpoints); sidecar only"},
+	{Name: KeyHadoopPrefix + "<hadoop key>", Unset: "`$HADOOP_CONF_DIR`'s files",
+		Doc: "Hadoop configuration for `hdfs://`, as Fluss passes it (over `core-site.xml` and `hdfs-site.xml` of `$HADOOP_HOME/etc/hadoop`, `$HADOOP_HOME/conf`, `$HADOOP_CONF_DIR`). Read: `dfs.nameservices`, `dfs.ha.namenodes.<ns>`, `dfs.namenode.rpc-address.<ns>[.<nn>]` (HA: fails over between the NameNodes), `dfs.client.use.datanode.hostname`, `dfs.data.transfer.protection`, `dfs.encrypt.data.transfer`, `dfs.client.socket-timeout`, `ipc.client.connect.timeout`; the user is `$HADOOP_USER_NAME`, else the process's. `hadoop.security.authentication: kerberos` is refused at start; other Hadoop keys are accepted and not used ([HDFS](#hdfs))"},
 
 	{Name: KeyTTL, Kind: KindDuration, Default: "24h",
 		Doc: "snapshot TTL when a request sets no `ttl_ms`"},

@@ -2,7 +2,11 @@ package app
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
 	"strings"
+
+	"github.com/colinmarc/hdfs/v2/hadoopconf"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -16,7 +20,7 @@ func (s Settings) RemoteOptions(log hclog.Logger) remote.Options {
 	return remote.Options{
 		S3Endpoint: s.S3Endpoint, S3Region: s.S3Region, S3AccessKey: s.S3AccessKey,
 		S3SecretKey: s.S3SecretKey, S3PathStyle: s.S3PathStyle, Logger: log,
-		GCS: s.GCS, Azure: s.Azure,
+		GCS: s.GCS, Azure: s.Azure, HDFS: s.HDFS,
 	}
 }
 
@@ -32,7 +36,7 @@ func fsKey(c *config.Config, key string) string {
 // readStorageKeys fills the object store fields of s from the keys of the
 // file system remote.data.dir names. s3.* keys, read afterwards by
 // FromConfig, override the S3 fields for every S3-compatible scheme.
-func readStorageKeys(c *config.Config, s *Settings) error {
+func readStorageKeys(c *config.Config, s *Settings, getenv func(string) string) error {
 	scheme, rest, _ := strings.Cut(s.RemoteDataDir, "://")
 	switch strings.ToLower(scheme) {
 	case "oss":
@@ -74,6 +78,43 @@ func readStorageKeys(c *config.Config, s *Settings) error {
 			s.Azure.AccountKey = fsKey(c, KeyAzureAccountKey)
 		}
 		s.Azure.Endpoint = c.String(KeyAzureEndpoint, "")
+	case "hdfs":
+		conf, err := hadoopConf(c, getenv)
+		if err != nil {
+			return err
+		}
+		s.HDFS.Conf = conf
 	}
 	return nil
+}
+
+// hadoopConf is the Hadoop configuration of Fluss's HDFS file system: the
+// core-site.xml and hdfs-site.xml of $HADOOP_HOME/etc/hadoop,
+// $HADOOP_HOME/conf and $HADOOP_CONF_DIR, each over the one before, and
+// the fluss.hadoop.* keys, without the prefix, over them all.
+func hadoopConf(c *config.Config, getenv func(string) string) (map[string]string, error) {
+	conf := map[string]string{}
+	var dirs []string
+	if home := getenv("HADOOP_HOME"); home != "" {
+		dirs = append(dirs, filepath.Join(home, "etc", "hadoop"), filepath.Join(home, "conf"))
+	}
+	if d := getenv("HADOOP_CONF_DIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		files, err := hadoopconf.Load(d)
+		if err != nil {
+			return nil, fmt.Errorf("hadoop configuration in %s: %w", d, err)
+		}
+		maps.Copy(conf, files)
+	}
+	for _, k := range c.Keys() {
+		if name, ok := strings.CutPrefix(k, KeyHadoopPrefix); ok && name != "" {
+			conf[name] = c.String(k, "")
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(conf["hadoop.security.authentication"]), "kerberos") {
+		return nil, fmt.Errorf("%s%s: kerberos is not supported: the sidecar's HDFS client uses simple authentication only (the user is $HADOOP_USER_NAME, else the process's)", KeyHadoopPrefix, "hadoop.security.authentication")
+	}
+	return conf, nil
 }

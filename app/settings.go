@@ -52,6 +52,9 @@ type Settings struct {
 	// (see storage.go); cosn:// and obs:// fill the S3 fields.
 	GCS   remote.GCSOptions
 	Azure remote.AzureOptions
+	// HDFS is read from the Hadoop configuration of hdfs:// (fluss.hadoop.*
+	// over the files of HADOOP_CONF_DIR).
+	HDFS remote.HDFSOptions
 
 	ProducerOffsetsTTL   time.Duration // coordinator.producer-offsets.ttl
 	CleanupInterval      time.Duration // coordinator.producer-offsets.cleanup-interval
@@ -193,7 +196,7 @@ func FromConfig(c *config.Config) (Settings, error) {
 	}
 
 	add(readRemoteDir(c, &s))
-	add(readStorageKeys(c, &s))
+	add(readStorageKeys(c, &s, os.Getenv))
 	s.S3Endpoint = c.String(KeyS3Endpoint, s.S3Endpoint)
 	s.S3Region = c.String(KeyS3Region, s.S3Region)
 	s.S3AccessKey = c.String(KeyS3AccessKey, s.S3AccessKey)

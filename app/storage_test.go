@@ -1,6 +1,9 @@
 package app
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,6 +73,78 @@ func TestStorageKeys(t *testing.T) {
 			opts := s.RemoteOptions(nil)
 			if opts.GCS != c.gcs || opts.Azure != c.azure {
 				t.Errorf("gcs %+v azure %+v, want %+v %+v", opts.GCS, opts.Azure, c.gcs, c.azure)
+			}
+		})
+	}
+}
+
+// TestHadoopConf reads the Hadoop configuration of hdfs:// as Fluss's HDFS
+// file system does: fluss.hadoop.* over the files of HADOOP_CONF_DIR over
+// those of HADOOP_HOME; Kerberos is refused with a clear message.
+func TestHadoopConf(t *testing.T) {
+	confDir := t.TempDir()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "etc", "hadoop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	site := func(dir string, props map[string]string) {
+		var b strings.Builder
+		b.WriteString("<configuration>")
+		for k, v := range props {
+			b.WriteString("<property><name>" + k + "</name><value>" + v + "</value></property>")
+		}
+		b.WriteString("</configuration>")
+		if err := os.WriteFile(filepath.Join(dir, "hdfs-site.xml"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	site(filepath.Join(home, "etc", "hadoop"), map[string]string{"dfs.nameservices": "home-ns", "dfs.client.socket-timeout": "1000"})
+	site(confDir, map[string]string{"dfs.nameservices": "conf-ns", "dfs.ha.namenodes.conf-ns": "nn1"})
+	env := map[string]string{"HADOOP_HOME": home, "HADOOP_CONF_DIR": confDir}
+	cases := []struct {
+		name string
+		keys map[string]string
+		env  map[string]string
+		want map[string]string
+		err  string
+	}{
+		{name: "files only", env: env, want: map[string]string{"dfs.nameservices": "conf-ns", "dfs.ha.namenodes.conf-ns": "nn1", "dfs.client.socket-timeout": "1000"}},
+		{name: "fluss.hadoop wins", env: env,
+			keys: map[string]string{"fluss.hadoop.dfs.nameservices": "mycluster", "fluss.hadoop.dfs.namenode.rpc-address.mycluster.nn1": "nn:9000"},
+			want: map[string]string{"dfs.nameservices": "mycluster", "dfs.ha.namenodes.conf-ns": "nn1", "dfs.client.socket-timeout": "1000", "dfs.namenode.rpc-address.mycluster.nn1": "nn:9000"}},
+		{name: "no environment", keys: map[string]string{"fluss.hadoop.dfs.client.use.datanode.hostname": "true"},
+			want: map[string]string{"dfs.client.use.datanode.hostname": "true"}},
+		{name: "kerberos refused", keys: map[string]string{"fluss.hadoop.hadoop.security.authentication": "kerberos"},
+			err: "fluss.hadoop.hadoop.security.authentication: kerberos is not supported"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.New()
+			cfg.Set("zookeeper.address", "127.0.0.1:1")
+			cfg.Set("remote.data.dir", "hdfs://mycluster/fluss")
+			for k, v := range c.keys {
+				cfg.Set(k, v)
+			}
+			var s Settings
+			s.RemoteDataDir = "hdfs://mycluster/fluss"
+			err := readStorageKeys(cfg, &s, func(k string) string { return c.env[k] })
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("got %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(s.HDFS.Conf, c.want) {
+				t.Errorf("conf %v, want %v", s.HDFS.Conf, c.want)
+			}
+			if got := s.RemoteOptions(nil).HDFS.Conf; !maps.Equal(got, c.want) {
+				t.Errorf("RemoteOptions conf %v", got)
+			}
+			if w := CheckKeys(cfg); len(w) != 0 {
+				t.Errorf("fluss.hadoop.* keys warned about: %v", w)
 			}
 		})
 	}

@@ -91,7 +91,7 @@ func runPlan(t *testing.T, p plan) result {
 	}
 	r := &rig{}
 	root := zktest.UniqueRoot()
-	dataDir := "file://" + t.TempDir()
+	dataDir := remoteDataDir(t)
 	zkAddrs := make([]string, p.sidecars)
 	switch p.zk {
 	case "", "single":

@@ -3,6 +3,7 @@
 # clients from Maven Central) into .deps/maven/<name>/lib, one folder per
 # dependency-only build file:
 #   internal/flusstest/maven/<name>/pom.xml   Fluss servers, by release
+#   internal/hdfstest/maven/<name>/pom.xml    Hadoop's MiniDFSCluster and client
 #   compat_test/flussclient/pom.xml           Fluss's Java client (name: flussclient)
 #   compat_test/flinkjob/pom.xml              Fluss's Flink connector and Flink (name: flinkjob)
 # A folder is resolved again only when its pom.xml changed (a stamp holds the
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v mvn >/dev/null || { echo "resolve-maven: mvn is not installed (apt-get install -y maven)" >&2; exit 1; }
-poms=(internal/flusstest/maven/*/pom.xml)
+poms=(internal/flusstest/maven/*/pom.xml internal/hdfstest/maven/*/pom.xml)
 [ -f compat_test/flussclient/pom.xml ] && poms+=(compat_test/flussclient/pom.xml)
 [ -f compat_test/flinkjob/pom.xml ] && poms+=(compat_test/flinkjob/pom.xml)
 for pom in "${poms[@]}"; do

@@ -11,6 +11,8 @@ TABLET_LISTEN=${TABLET_LISTEN:-127.0.0.1:9124}
 # Prometheus reporter port (a Fluss-style range is allowed): /metrics,
 # /healthz, /readyz on 127.0.0.1.
 METRICS_PORT=${METRICS_PORT:-9249}
+# Where offsets files go; e.g. the hdfs:// address `make hdfs` prints.
+REMOTE_DATA_DIR=${REMOTE_DATA_DIR:-file://$DATA_DIR/remote}
 mkdir -p "$DATA_DIR/remote"
 
 zk_pid=""
@@ -40,12 +42,12 @@ if [ -z "${ZK_ADDRESS:-}" ]; then
 fi
 
 # No load balancer in front: Ctrl-C drains at once (no accept delay).
-echo "starting fluss-sidecar on $LISTEN, tablet-server endpoint $TABLET_LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir file://$DATA_DIR/remote, metrics on 127.0.0.1:$METRICS_PORT)"
+echo "starting fluss-sidecar on $LISTEN, tablet-server endpoint $TABLET_LISTEN (ZooKeeper $ZK_ADDRESS, remote.data.dir $REMOTE_DATA_DIR, metrics on 127.0.0.1:$METRICS_PORT)"
 bin/fluss-sidecar serve \
 	-Dbind.listeners="FLUSS://$LISTEN" \
 	-Dsidecar.tablet-server.listeners="FLUSS://$TABLET_LISTEN" \
 	-Dzookeeper.address="$ZK_ADDRESS" \
-	-Dremote.data.dir="file://$DATA_DIR/remote" \
+	-Dremote.data.dir="$REMOTE_DATA_DIR" \
 	-Dmetrics.reporters=prometheus \
 	-Dmetrics.reporter.prometheus.port="$METRICS_PORT" \
 	-Dsidecar.metrics.host=127.0.0.1 \

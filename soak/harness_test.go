@@ -335,8 +335,15 @@ func liveData(conn *gozk.Conn, root, dir string) (map[string]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper %s/producers: %w", root, err)
 	}
+	if strings.HasPrefix(dir, "hdfs://") {
+		files, err := countRemoteFiles(dir)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]float64{"zk_producers": float64(len(kids)), "remote_files": float64(files)}, nil
+	}
 	files := 0
-	err = filepath.WalkDir(filepath.Join(dir, "producers"), func(_ string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(filepath.Join(strings.TrimPrefix(dir, "file://"), "producers"), func(_ string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed while walking
 		}

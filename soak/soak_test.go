@@ -172,11 +172,11 @@ func runSoak(t *testing.T, p plan) {
 	bin := buildSidecar(t)
 	zk := zktest.StartT(t)
 	root := zktest.UniqueRoot()
-	dataDir := t.TempDir()
+	dataDir := remoteDataDir(t)
 	kv := map[string]string{
 		"zookeeper.address":   zk.Addr,
 		"zookeeper.path.root": root,
-		"remote.data.dir":     "file://" + dataDir,
+		"remote.data.dir":     dataDir,
 		"sidecar.log.level":   "warn",
 	}
 	a := newSidecar(t, "A", bin, kv)

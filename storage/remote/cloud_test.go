@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/hdfstest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 )
 
@@ -32,6 +33,7 @@ const (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	storagetest.StopAzurite()
+	hdfstest.StopShared()
 	os.Exit(code)
 }
 
@@ -90,7 +92,58 @@ func cloudBackends(t *testing.T, s3Endpoint string) []backend {
 			[]string{"s3://bucket/x/producers/p/1/x.offsets", "cosn://other/x/producers/p/1/x.offsets"}),
 		objectBackend("obs", "obs://bucket/%s", keep(s3Options(s3Endpoint)),
 			[]string{"oss://bucket/x/producers/p/1/x.offsets"}),
+		hdfsBackend(t, "hdfs", false),
+		hdfsBackend(t, "hdfs-nameservice", true),
 	}
+}
+
+// hdfsBackend is the test binary's HDFS minicluster, named by its
+// NameNode's address or, with nameservice, by a nameservice the Hadoop
+// configuration maps to it. Each store gets its own directory.
+func hdfsBackend(t *testing.T, name string, nameservice bool) backend {
+	c := hdfstest.Shared(t)
+	authority := c.Addr()
+	var conf map[string]string
+	if nameservice {
+		authority = "fluss-ns"
+		conf = map[string]string{
+			"dfs.nameservices":                      "fluss-ns",
+			"dfs.ha.namenodes.fluss-ns":             "nn1",
+			"dfs.namenode.rpc-address.fluss-ns.nn1": c.Addr(),
+		}
+	}
+	return backend{
+		name: name,
+		open: func(t *testing.T, o Options) *Store {
+			o.HDFS = HDFSOptions{Conf: conf}
+			s, err := Open(context.Background(), "hdfs://"+authority+"/"+hdfsDirName(t), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		producers: func(s *Store) string { return s.Dir().String() + "/producers" },
+		altForms: func(p string) []string {
+			i := strings.Index(p, "://") + 3
+			j := i + strings.Index(p[i:], "/")
+			return []string{p[:j] + "/" + p[j:], strings.Replace(p, "/producers/", "//producers/", 1)}
+		},
+		outside: []string{
+			"hdfs://127.0.0.1:1/x/producers/p/1/x.offsets", "hdfs://other-ns/x/producers/p/1/x.offsets",
+			"file:/x/producers/p/1/x.offsets", "/producers/p/1/x.offsets",
+		},
+		local: func(*Store) string { return "" },
+	}
+}
+
+// hdfsDirName is a directory name unique to the test, from its name.
+func hdfsDirName(t *testing.T) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, t.Name()) + "-" + fmt.Sprint(time.Now().UnixNano())
 }
 
 func TestAzureAuthority(t *testing.T) {

@@ -8,7 +8,8 @@
 //     Fluss's FsPath, because the znode stores FsPath strings and Fluss's
 //     orphan cleanup compares them with listings by string equality;
 //   - Store reads, writes, lists and deletes offsets files on the local file
-//     system, S3, OSS (S3-compatible) or in memory, through gocloud.dev/blob.
+//     system, S3 and the S3-compatible stores, GCS, Azure, HDFS (package
+//     hdfsblob) or in memory, through gocloud.dev/blob.
 //
 // Paths returned by the store are always fully qualified: a local directory
 // configured as a bare "/dir" still gives "file:/dir/..." (weakness W1 of the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remote/hdfsblob"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 )
 
@@ -43,12 +44,14 @@ func IsRetriable(err error) bool {
 }
 
 // Classify returns the storeerr class of a storage failure:
-//   - ErrNoSpace for a full disk or exceeded quota (ENOSPC, EDQUOT, EFBIG);
+//   - ErrNoSpace for a full disk or exceeded quota (ENOSPC, EDQUOT, EFBIG;
+//     HDFS's space and namespace quotas are EDQUOT);
 //   - ErrPermission for permission denied, a read-only file system, or an
 //     object store's PermissionDenied;
 //   - ErrCorrupt for a malformed offsets file;
 //   - ErrTimeout for an expired deadline;
-//   - ErrUnavailable for other I/O errors, throttling and server failures
+//   - ErrUnavailable for HDFS's safe mode, standby NameNode and failed
+//     connections, other I/O errors, throttling and server failures
 //     (gcerrors Internal, Unknown, ResourceExhausted, DeadlineExceeded of
 //     the service);
 //   - nil for what is none of these (not found, invalid arguments).
@@ -65,6 +68,8 @@ func Classify(err error) error {
 		return storeerr.ErrCorrupt
 	case storeerr.ContextClass(err) != nil:
 		return storeerr.ContextClass(err)
+	case errors.Is(err, hdfsblob.ErrUnavailable):
+		return storeerr.ErrUnavailable
 	case errors.Is(err, storage.ErrNotFound), errors.Is(err, ErrOutsidePath), errors.Is(err, ErrInvalidName), errors.Is(err, flussjson.ErrInvalidOffsets):
 		return nil
 	}

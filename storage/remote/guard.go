@@ -22,7 +22,7 @@ type Observer interface {
 // failed with storeerr.ErrUnavailable; the driver may hold a broken
 // request, so the store does not retry it at once.
 type DriverPanicError struct {
-	Driver string // azureblob, s3blob, gcsblob, fileblob, memblob or injected
+	Driver string // azureblob, s3blob, gcsblob, hdfsblob, fileblob, memblob or injected
 	Op     string
 	Value  any // what the driver panicked with
 }
@@ -45,6 +45,8 @@ func driverName(scheme string) string {
 		return "s3blob"
 	case scheme == "mem":
 		return "memblob"
+	case scheme == "hdfs":
+		return "hdfsblob"
 	}
 	return scheme
 }

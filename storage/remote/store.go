@@ -68,6 +68,8 @@ type Options struct {
 	// wasbs:// (see cloud.go).
 	GCS   GCSOptions
 	Azure AzureOptions
+	// HDFS configures hdfs:// (see hdfs.go).
+	HDFS HDFSOptions
 
 	// Bucket, if set, is used instead of opening one from remoteDataDir;
 	// keys are still laid out as remoteDataDir says (for s3://b/p the
@@ -105,7 +107,10 @@ type Store struct {
 	// localProducers is the producers directory on the local file system
 	// when the store opened a fileblob bucket itself, else "".
 	localProducers string
-	log            hclog.Logger
+	// dirs removes empty directories where the bucket has real ones
+	// (HDFS); nil otherwise.
+	dirs dirRemover
+	log  hclog.Logger
 	// driver names the gocloud.dev driver beneath bucket, for logs and
 	// metrics; obs counts what the store contains (nil: nothing).
 	driver         string
@@ -134,6 +139,8 @@ type Store struct {
 //   - "abfs[s]://container@account.dfs.core.windows.net/prefix" and
 //     "wasb[s]://container@account.blob.core.windows.net/prefix", through
 //     the Azure options;
+//   - "hdfs://namenode:port/path", "hdfs://host/path" (port 8020) or
+//     "hdfs://nameservice/path", through the HDFS options (hdfs.go);
 //   - "mem://", a fresh in-memory bucket for tests; its paths look like
 //     "mem:/producers/p/1/u.offsets".
 func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, error) {
@@ -210,6 +217,18 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			}
 			s.bucket, s.ownsBucket = b, true
 		}
+	case "hdfs":
+		if hasDotDot(dir.Path) {
+			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
+		}
+		rootPath = dir.Path
+		if s.bucket == nil {
+			b, fs, err := openHDFS(dir, remoteDataDir, opts.HDFS)
+			if err != nil {
+				return nil, err
+			}
+			s.bucket, s.ownsBucket, s.dirs = b, true, fs
+		}
 	case "mem":
 		if hasDotDot(dir.Path) {
 			return nil, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
@@ -218,7 +237,7 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			s.bucket, s.ownsBucket = memblob.OpenBucket(nil), true
 		}
 	default:
-		return nil, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss, cosn, obs, gs, abfs, abfss, wasb, wasbs or mem)", remoteDataDir, dir.Scheme)
+		return nil, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss, cosn, obs, gs, abfs, abfss, wasb, wasbs, hdfs or mem)", remoteDataDir, dir.Scheme)
 	}
 	s.dir = dir
 	s.producers = dir.Join(ProducersDirName)
@@ -290,6 +309,11 @@ func (s *Store) ProducersDir() FsPath { return s.producers }
 // Close releases the bucket if the store opened it. It is idempotent.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		// The portable bucket's Close waits for the calls in flight; a
+		// driver that can end them (HDFS) does so first.
+		if i, ok := s.dirs.(interface{ Interrupt() }); ok && s.ownsBucket {
+			i.Interrupt()
+		}
 		if s.ownsBucket {
 			s.closeErr = s.guard("close", s.bucket.Close)
 		}
@@ -333,15 +357,29 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 	})
 	if err != nil {
 		// Nothing names the file yet; a failed write must not leave a
-		// partial one (a full disk leaves zero-byte files otherwise).
-		derr := s.guard("delete", func() error { return s.bucket.Delete(context.WithoutCancel(ctx), key) })
-		if derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
-			s.log.Warn("could not remove a failed offsets file", "path", path, "error", derr)
+		// partial one (a full disk leaves zero-byte files otherwise). When
+		// the caller has given up, the removal goes on without it: a
+		// storage that hangs must not hold the caller past its context.
+		if ctx.Err() != nil {
+			go s.removeFailed(ctx, key, path)
+		} else {
+			s.removeFailed(ctx, key, path)
 		}
 		return "", classified(fmt.Errorf("remote: write offsets file %s: %w", path, err))
 	}
 	s.log.Debug("wrote offsets file", "producer_id", producerID, "path", path)
 	return path, nil
+}
+
+// removeFailed deletes the file of a failed write, bounded by
+// probeCleanupTimeout even when ctx has ended.
+func (s *Store) removeFailed(ctx context.Context, key, path string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeCleanupTimeout)
+	defer cancel()
+	derr := s.guard("delete", func() error { return s.bucket.Delete(dctx, key) })
+	if derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
+		s.log.Warn("could not remove a failed offsets file", "path", path, "error", derr)
+	}
 }
 
 // PlannedPath returns a path of the length WriteOffsets returns for this
@@ -483,11 +521,15 @@ func (s *Store) ListProducerFiles(ctx context.Context, producerID string) ([]sto
 
 // PruneEmptyDirs removes the empty table directories of producer
 // producerID, then the producer directory if it is empty too, and reports
-// whether the producer directory is gone. Only a local store has real
-// directories; on an object store it only reports whether any object is left.
+// whether the producer directory is gone. Only a local store and HDFS have
+// real directories; on an object store it only reports whether any object
+// is left.
 func (s *Store) PruneEmptyDirs(ctx context.Context, producerID string) (bool, error) {
 	if err := checkSegment(producerID); err != nil {
 		return false, err
+	}
+	if s.dirs != nil {
+		return s.pruneDirs(ctx, producerID)
 	}
 	if s.localProducers == "" {
 		files, err := s.ListProducerFiles(ctx, producerID)
@@ -512,6 +554,46 @@ func (s *Store) PruneEmptyDirs(ctx context.Context, producerID string) (bool, er
 		}
 	}
 	return removeEmptyDir(pdir)
+}
+
+// dirRemover removes a directory of the bucket that holds nothing and
+// reports whether it is gone.
+type dirRemover interface {
+	RemoveEmptyDir(ctx context.Context, dirKey string) (bool, error)
+}
+
+// pruneDirs is PruneEmptyDirs through a dirRemover: each empty table
+// directory, then the producer directory if it is empty too.
+func (s *Store) pruneDirs(ctx context.Context, producerID string) (bool, error) {
+	pkey := s.producersKey + producerID + "/"
+	var tables []string
+	err := s.retry(ctx, "list "+s.producers.String()+"/"+producerID, false, func(ctx context.Context) error {
+		tables = tables[:0]
+		return s.eachObject(ctx, &blob.ListOptions{Prefix: pkey, Delimiter: "/"}, func(obj *blob.ListObject) {
+			if obj.IsDir {
+				tables = append(tables, obj.Key)
+			}
+		})
+	})
+	if err != nil {
+		return false, classified(fmt.Errorf("remote: prune %s/%s: %w", s.producers, producerID, err))
+	}
+	for _, key := range append(tables, pkey) {
+		var gone bool
+		err := s.retry(ctx, "remove directory "+key, false, func(ctx context.Context) error {
+			return s.guard("delete", func() (err error) {
+				gone, err = s.dirs.RemoveEmptyDir(ctx, key)
+				return err
+			})
+		})
+		if err != nil {
+			return false, classified(fmt.Errorf("remote: remove directory %s: %w", key, err))
+		}
+		if key == pkey {
+			return gone, nil
+		}
+	}
+	return false, nil
 }
 
 // removeEmptyDir removes dir if it is empty and reports whether it is gone.

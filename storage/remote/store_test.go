@@ -519,7 +519,7 @@ func TestOpenErrors(t *testing.T) {
 		{"relative/dir", Options{}, "must be absolute"},
 		{"file://host/tmp/x", Options{}, "must not have an authority"},
 		{"/../x", Options{}, "must be absolute"},
-		{"hdfs://nn:9000/fluss", Options{}, "unsupported scheme"},
+		{"viewfs://cluster/fluss", Options{}, "unsupported scheme"},
 		{"s3:///fluss", Options{}, "no bucket name"},
 		{"oss://bucket/fluss", Options{}, "needs an S3-compatible endpoint"},
 		{"oss://bucket/fluss", Options{S3AccessKey: "a", S3SecretKey: "b"}, "needs an S3-compatible endpoint"},
