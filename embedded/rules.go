@@ -91,6 +91,9 @@ type RuleInfo struct {
 	Active    bool
 	// Stalled counts the requests it holds now.
 	Stalled int
+	// Waiting counts the WaitHits calls waiting on it now, so that a test
+	// can tell that its wait has begun.
+	Waiting int
 }
 
 // ErrTooManyRules refuses a rule when MaxRules records are active.
@@ -156,6 +159,7 @@ type ruleState struct {
 	hits      int
 	remaining int // -1: until removed
 	active    bool
+	waiting   int // WaitHits calls waiting now
 }
 
 // phase is where the rule acts (see Rule).
@@ -253,7 +257,7 @@ func (c *controls) infoLocked(st *ruleState) RuleInfo {
 			n++
 		}
 	}
-	return RuleInfo{Rule: st.Rule, ID: st.id, Hits: st.hits, Remaining: st.remaining, Active: st.active, Stalled: n}
+	return RuleInfo{Rule: st.Rule, ID: st.id, Hits: st.hits, Remaining: st.remaining, Active: st.active, Stalled: n, Waiting: st.waiting}
 }
 
 // Rules lists every rule record, active or used up, in the order added.
@@ -345,10 +349,19 @@ func (s *Server) Release(id uint64) int {
 }
 
 // WaitHits waits until rule id has acted on at least n requests, and
-// returns its record; it ends early with ctx's error (the record as it
-// stands is returned too) or ErrNoRule if the rule is removed meanwhile.
+// returns its record; while it waits, the rule's Waiting counts it. It
+// ends early with ctx's error (the record as it stands is returned too)
+// or ErrNoRule if the rule is removed meanwhile.
 func (s *Server) WaitHits(ctx context.Context, id uint64, n int) (RuleInfo, error) {
 	c := s.controls
+	var counted *ruleState // the record whose waiting counts this call
+	defer func() {
+		if counted != nil {
+			c.mu.Lock()
+			counted.waiting--
+			c.mu.Unlock()
+		}
+	}()
 	for {
 		c.mu.Lock()
 		st, ok := c.rules[id]
@@ -356,8 +369,15 @@ func (s *Server) WaitHits(ctx context.Context, id uint64, n int) (RuleInfo, erro
 			c.mu.Unlock()
 			return RuleInfo{}, ErrNoRule
 		}
+		if counted == nil && st.hits < n {
+			counted = st
+			st.waiting++
+		}
 		info, changed := c.infoLocked(st), c.changed
 		c.mu.Unlock()
+		if counted == st {
+			info.Waiting-- // the record as this caller gets it back: its own wait is over
+		}
 		if info.Hits >= n {
 			return info, nil
 		}

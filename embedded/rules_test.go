@@ -56,12 +56,18 @@ func TestRuleActions(t *testing.T) {
 			if err != nil || (g.ProducerId != nil) != tc.applied {
 				t.Fatalf("get after: %v %v, want applied=%v", g, err, tc.applied)
 			}
+			// A dropped request is logged when its connection has closed,
+			// which the client may see first.
 			var e embedded.LogEntry
-			for _, x := range s.Log(0, 0) {
-				if x.APIKey == messages.KeyRegisterProducerOffsets {
-					e = x
+			eventually.True(t, "the REGISTER's log entry", func() bool {
+				for _, x := range s.Log(0, 0) {
+					if x.APIKey == messages.KeyRegisterProducerOffsets {
+						e = x
+						return true
+					}
 				}
-			}
+				return false
+			})
 			// A request decided at the gate was never decoded: its
 			// producer is not known.
 			decoded := tc.applied || tc.rule.ProducerID != ""

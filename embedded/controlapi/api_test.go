@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -106,8 +107,9 @@ func TestRetriableThenSuccessOverHTTP(t *testing.T) {
 
 // TestStallOverHTTPEnds: a stall installed over HTTP holds a request until
 // it is released over HTTP; a wait that times out answers reached=false;
-// closing the API ends a long wait (whether it had begun or not, the
-// caller gets an error, not a hang).
+// closing the API ends a long wait that has begun (the rule counts it in
+// waiting, over HTTP): the caller gets reached=false or a closed
+// connection, not a hang.
 func TestStallOverHTTPEnds(t *testing.T) {
 	e := start(t, embedded.Config{})
 	ctx := ctxT(t)
@@ -134,15 +136,46 @@ func TestStallOverHTTPEnds(t *testing.T) {
 		t.Fatalf("the released request: %v", err)
 	}
 
-	waiting := make(chan error, 1)
-	go func() {
-		_, _, err := e.c.Wait(context.Background(), r.ID, 5, "5m")
-		waiting <- err
-	}()
-	e.api.Close()
-	if err := <-waiting; err == nil {
-		t.Fatal("a wait went on after the API closed")
+	if got := ruleOverHTTP(t, e, r.ID); *got.Waiting != 0 {
+		t.Fatalf("waiting %d with no wait open", *got.Waiting)
 	}
+	type waitResult struct {
+		reached bool
+		err     error
+	}
+	waiting := make(chan waitResult, 1)
+	go func() {
+		reached, _, err := e.c.Wait(context.Background(), r.ID, 5, "5m")
+		waiting <- waitResult{reached, err}
+	}()
+	waitWaiting(t, e, r.ID)
+	e.api.Close()
+	// Close ends the wait: its answer, reached=false, or the connection's
+	// end, whichever reaches the caller first; never reached, never a hang.
+	if got := <-waiting; got.reached {
+		t.Fatalf("a wait for 5 hits of a rule hit once was reached when the API closed: %+v", got)
+	}
+	eventually.True(t, "the closed API's wait to end", func() bool {
+		got, err := e.srv.RuleByID(r.ID)
+		return err == nil && got.Waiting == 0
+	})
+}
+
+// ruleOverHTTP is GET /v1/rules/{id}.
+func ruleOverHTTP(t *testing.T, e env, id uint64) controlapi.RuleJSON {
+	t.Helper()
+	var got controlapi.RuleJSON
+	if err := e.c.Do(ctxT(t), "GET", fmt.Sprintf("/v1/rules/%d", id), nil, 200, &got); err != nil || got.Waiting == nil {
+		t.Fatalf("GET rule %d: %+v %v", id, got, err)
+	}
+	return got
+}
+
+// waitWaiting waits until a wait on rule id has begun, as GET
+// /v1/rules/{id} shows it.
+func waitWaiting(t *testing.T, e env, id uint64) {
+	t.Helper()
+	eventually.True(t, "the wait to begin", func() bool { return *ruleOverHTTP(t, e, id).Waiting == 1 })
 }
 
 func waitStalled(t *testing.T, s *embedded.Server, id uint64) {
@@ -153,7 +186,8 @@ func waitStalled(t *testing.T, s *embedded.Server, id uint64) {
 	})
 }
 
-// TestRemovedRuleEndsWait: removing a rule answers its waits with 404.
+// TestRemovedRuleEndsWait: removing a rule answers a wait on it that has
+// begun with 404.
 func TestRemovedRuleEndsWait(t *testing.T) {
 	e := start(t, embedded.Config{})
 	ctx := ctxT(t)
@@ -163,7 +197,7 @@ func TestRemovedRuleEndsWait(t *testing.T) {
 		_, _, err := e.c.Wait(ctx, r.ID, 1, "5m")
 		waiting <- err
 	}()
-	// The removal may come before or after the wait begins: 404 either way.
+	waitWaiting(t, e, r.ID)
 	if err := e.c.RemoveRule(ctx, r.ID); err != nil {
 		t.Fatal(err)
 	}

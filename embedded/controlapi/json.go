@@ -47,6 +47,7 @@ type RuleJSON struct {
 	Remaining *int   `json:"remaining,omitempty"`
 	Active    *bool  `json:"active,omitempty"`
 	Stalled   *int   `json:"stalled,omitempty"`
+	Waiting   *int   `json:"waiting,omitempty"`
 }
 
 // FieldError is a bad request naming the field at fault; the API answers
@@ -124,8 +125,8 @@ func DecodeRule(data []byte) (embedded.Rule, error) {
 	if err := decodeStrict(data, &j); err != nil {
 		return embedded.Rule{}, err
 	}
-	if j.ID != 0 || j.Hits != nil || j.Remaining != nil || j.Active != nil || j.Stalled != nil {
-		return embedded.Rule{}, bad("id", "id, hits, remaining, active and stalled are set by the server")
+	if j.ID != 0 || j.Hits != nil || j.Remaining != nil || j.Active != nil || j.Stalled != nil || j.Waiting != nil {
+		return embedded.Rule{}, bad("id", "id, hits, remaining, active, stalled and waiting are set by the server")
 	}
 	r := embedded.Rule{
 		Key: embedded.AnyKey, Action: embedded.RuleAction(j.Action), Code: flusserr.Code(j.Code),
@@ -160,6 +161,7 @@ func EncodeRule(info embedded.RuleInfo) RuleJSON {
 		Action: string(info.Action), Code: int32(info.Code), Message: info.Message,
 		ProducerID: info.ProducerID, ConnID: info.ConnID, ID: info.ID,
 		Hits: &info.Hits, Remaining: &info.Remaining, Active: &info.Active, Stalled: &info.Stalled,
+		Waiting: &info.Waiting,
 	}
 	if info.Key != embedded.AnyKey {
 		k := int32(info.Key)
