@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +80,17 @@ func freePortPair(t *testing.T) int {
 	return 0
 }
 
+// buildLauncher builds cmd/fluss-test-cluster, as make build does.
+func buildLauncher(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fluss-test-cluster")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/fluss-test-cluster")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestTestClusterLauncher runs the fluss-test-cluster contract as Fluss's
 // client harnesses use it (FLUSS_TEST_CLUSTER_BIN): `start --sasl --name
 // N` exits 0 once the server serves and prints CLUSTER_JSON; the PLAINTEXT
@@ -89,11 +101,7 @@ func freePortPair(t *testing.T) int {
 func TestTestClusterLauncher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "fluss-test-cluster")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/fluss-test-cluster")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildLauncher(t, ctx)
 	tmp := t.TempDir()
 	name := "compat-" + strconv.Itoa(os.Getpid())
 	port := freePortPair(t)
@@ -178,4 +186,66 @@ func TestTestClusterLauncher(t *testing.T) {
 		t.Fatalf("the state folder is left after stop: %v", err)
 	}
 	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+}
+
+// TestTestClusterLauncherRustClient: Fluss's Rust client (fluss-rs-compat)
+// pointed at what the launcher's CLUSTER_JSON names, as fluss-rust's
+// harness would hand it over: its ping and offsets scenarios (register,
+// get, delete) pass on the PLAINTEXT bootstrap and, logged in as
+// admin/admin-secret, on the SASL one; the launched server's request log
+// holds the calls of each run under its producer ids; stop ends the server.
+func TestTestClusterLauncherRustClient(t *testing.T) {
+	rust := buildRustClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildLauncher(t, ctx)
+	tmp := t.TempDir()
+	name := "compat-rust-" + strconv.Itoa(os.Getpid())
+	port := freePortPair(t)
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop := exec.Command(bin, "stop", "--name", name)
+			stop.Env = append(os.Environ(), "TMPDIR="+tmp)
+			stop.Run()
+		}
+	}()
+	ci := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
+	if ci.SASLBootstrapServers == nil {
+		t.Fatalf("CLUSTER_JSON %+v: no sasl_bootstrap_servers after --sasl", ci)
+	}
+	control := &controlapi.Client{Base: ci.ControlURL}
+	for _, tc := range []struct {
+		suffix, bootstrap, user, password string
+	}{
+		{"launcherplain", ci.BootstrapServers, "", ""},
+		{"launchersasl", *ci.SASLBootstrapServers, "admin", "admin-secret"},
+	} {
+		run := runRust(t, rust, tc.bootstrap, tc.user, tc.password, "--id-suffix", tc.suffix, "ping", "offsets")
+		if l := run.line("ping.server-nodes"); !strings.HasPrefix(l, "PASS ") {
+			t.Errorf("%s ping.server-nodes: %q, want PASS", tc.suffix, l)
+		}
+		checkRustOffsets(t, run, tc.suffix)
+		page, err := control.Log(ctx, url.Values{"producer_id": {"rs-" + tc.suffix}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[int32]int{}
+		for _, e := range page.Entries {
+			keys[e.APIKey]++
+			if tc.user != "" && e.Principal != tc.user {
+				t.Errorf("%s: a call logged as principal %q, want %q", tc.suffix, e.Principal, tc.user)
+			}
+		}
+		if keys[int32(messages.KeyRegisterProducerOffsets)] == 0 || keys[int32(messages.KeyGetProducerOffsets)] == 0 ||
+			keys[int32(messages.KeyDeleteProducerOffsets)] == 0 {
+			t.Errorf("%s: the launched server logged %v for producer rs-%s, want REGISTER, GET and DELETE", tc.suffix, keys, tc.suffix)
+		}
+	}
+	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+	stopped = true
+	if c, err := net.DialTimeout("tcp", ci.BootstrapServers, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("%s still accepts connections after stop", ci.BootstrapServers)
+	}
 }
