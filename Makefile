@@ -37,6 +37,7 @@ all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/fluss-sidecar
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/fluss-test-cluster ./cmd/fluss-test-cluster
 	$(GO) build -o $(ZKRUN) ./internal/zktest/cmd/zkrun
 
 run: deps build

@@ -21,6 +21,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz/tables"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
+	"github.com/fluss-sidecar/fluss-sidecar/embedded/controlapi"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/readindex"
@@ -45,7 +46,8 @@ type App struct {
 	tables   *tables.Map
 	serving  *assembly.Assembly // listeners, wire servers, cleanup
 	addrs    []config.Listener
-	emb      *embedded.Server // embedded mode (embedded.go)
+	emb      *embedded.Server   // embedded mode (embedded.go)
+	control  *controlapi.Server // embedded mode's control API, or nil
 	ops      *ops
 	maxConns int // each listener's connection limit
 	// tabletAddrs are the tablet-server listeners.
@@ -286,6 +288,9 @@ func (a *App) Shutdown(skip context.Context) error {
 func (a *App) Close() error {
 	a.closeOnce.Do(func() {
 		var errs []error
+		if a.control != nil {
+			errs = append(errs, a.control.Close())
+		}
 		if a.emb != nil {
 			errs = append(errs, a.emb.Close())
 		}

@@ -162,6 +162,9 @@ const (
 const (
 	KeyEmbedded        = "sidecar.embedded"
 	KeyEmbeddedACLFile = "sidecar.embedded.acl-file"
+	// KeyEmbeddedControl is where embedded mode serves its control API
+	// over HTTP (`serve --control`); unset serves none.
+	KeyEmbeddedControl = "sidecar.embedded.control.listen"
 )
 
 // Defaults that other code names.
@@ -351,6 +354,8 @@ var configKeys = []ConfigKey{
 		Doc: "in-memory test server (`serve --embedded`, [below](#testing-your-fluss-client-against-fluss-sidecar))"},
 	{Name: KeyEmbeddedACLFile, Unset: "none",
 		Doc: "embedded mode's ACLs and table names, a JSON file ([docs/embedded.md](docs/embedded.md))"},
+	{Name: KeyEmbeddedControl, Unset: "off",
+		Doc: "embedded mode's control API over HTTP, `HOST:PORT` on loopback or `PORT` (`serve --control`, [docs/embedded.md](docs/embedded.md))"},
 
 	{Name: authz.KeyInternalListener, Default: authz.DefaultInternalListener,
 		Doc: "the listener that skips authorization, for the cluster's own servers ([docs/security.md](docs/security.md))"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -11,6 +13,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
+	"github.com/fluss-sidecar/fluss-sidecar/embedded/controlapi"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/memstore"
 )
 
@@ -18,8 +21,13 @@ import (
 // data lives, and reads the embedded-only keys.
 func embeddedSettings(c *config.Config, s *Settings) error {
 	s.ACLFile = c.String(KeyEmbeddedACLFile, defaultText(KeyEmbeddedACLFile))
+	control, controlErr := controlAddress(c.String(KeyEmbeddedControl, ""))
+	s.ControlListen = control
 	if !s.Embedded {
 		var errs []error
+		if control != "" || controlErr != nil {
+			errs = append(errs, fmt.Errorf("%s (serve --control) applies only with %s: true: only an in-memory test server takes faults from outside", KeyEmbeddedControl, KeyEmbedded))
+		}
 		if strings.EqualFold(strings.TrimSpace(s.ZooKeeperAddress), "embedded") {
 			errs = append(errs, fmt.Errorf("%s: %q is not a ZooKeeper address; to keep data in memory, run `serve --embedded` (%s: true) without %s",
 				KeyZKAddress, s.ZooKeeperAddress, KeyEmbedded, KeyZKAddress))
@@ -30,6 +38,9 @@ func embeddedSettings(c *config.Config, s *Settings) error {
 		return errors.Join(errs...)
 	}
 	var errs []error
+	if controlErr != nil {
+		errs = append(errs, controlErr)
+	}
 	for _, k := range []string{KeyZKAddress, KeyRemoteDataDir, KeyRemoteDataDirs} {
 		if v, ok := c.Lookup(k); ok && v != "" {
 			errs = append(errs, fmt.Errorf("%s: true keeps every snapshot and offsets file in memory, but %s is set (%q); remove one of the two", KeyEmbedded, k, v))
@@ -42,6 +53,37 @@ func embeddedSettings(c *config.Config, s *Settings) error {
 		errs = append(errs, fmt.Errorf("%s is set but %s is false: set %s: true to check the ACLs", KeyEmbeddedACLFile, authz.KeyAuthorizerEnabled, authz.KeyAuthorizerEnabled))
 	}
 	return errors.Join(errs...)
+}
+
+// controlAddress reads sidecar.embedded.control.listen: PORT or :PORT
+// binds 127.0.0.1; a host must be a loopback address (or localhost), since
+// the control API has no authentication.
+func controlAddress(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	if !strings.Contains(v, ":") {
+		v = ":" + v
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return "", fmt.Errorf("%s: %q is not HOST:PORT or PORT: %v", KeyEmbeddedControl, v, err)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
+		return "", fmt.Errorf("%s: port %q is not a number from 0 to 65535", KeyEmbeddedControl, port)
+	}
+	switch {
+	case host == "":
+		host = "127.0.0.1"
+	case host == "localhost":
+	default:
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return "", fmt.Errorf("%s: %q is not a loopback address; the control API has no authentication, so it binds only 127.0.0.1, ::1 or localhost", KeyEmbeddedControl, host)
+		}
+	}
+	return net.JoinHostPort(host, port), nil
 }
 
 // EmbeddedConfig is the embedded.Config that Start runs in embedded mode
@@ -89,7 +131,16 @@ func startEmbedded(ctx context.Context, s Settings, opts Options, log hclog.Logg
 	if err != nil {
 		return nil, err
 	}
-	a := &App{log: log, emb: srv, registry: srv.Registry(), addrs: srv.Listeners(), tabletAddrs: srv.TabletListeners(), maxConns: s.MaxConnections,
+	var control *controlapi.Server
+	if s.ControlListen != "" {
+		control, err = controlapi.Listen(s.ControlListen, srv, log)
+		if err != nil {
+			srv.Close()
+			return nil, fmt.Errorf("%s: %w", KeyEmbeddedControl, err)
+		}
+		log.Info("control API listening", "url", control.URL())
+	}
+	a := &App{log: log, emb: srv, control: control, registry: srv.Registry(), addrs: srv.Listeners(), tabletAddrs: srv.TabletListeners(), maxConns: s.MaxConnections,
 		acceptDelay: s.ShutdownAcceptDelay, drainTimeout: s.ShutdownDrainTimeout}
 	log.Warn("embedded mode: snapshots and offsets files are kept in memory and lost on exit; for tests only")
 	return a, nil
@@ -102,4 +153,13 @@ func (a *App) EmbeddedStore() *memstore.Store {
 		return nil
 	}
 	return a.emb.Store()
+}
+
+// ControlURL is the control API's base URL (http://host:port) in
+// embedded mode with sidecar.embedded.control.listen set; "" otherwise.
+func (a *App) ControlURL() string {
+	if a.control == nil {
+		return ""
+	}
+	return a.control.URL()
 }

@@ -120,6 +120,9 @@ type Settings struct {
 	Embedded bool
 	// ACLFile is sidecar.embedded.acl-file: the ACLs of embedded mode.
 	ACLFile string
+	// ControlListen is sidecar.embedded.control.listen: where embedded
+	// mode serves its control API, a loopback host:port; "" for none.
+	ControlListen string
 	// Ops holds the metrics reporter, operations endpoint and log format
 	// settings (see OpsSettings).
 	Ops OpsSettings

@@ -7,8 +7,13 @@
 // --embedded).
 //
 // Like franz-go's kfake, a Server lets a test change the answer to the next
-// request of an api key (ControlKey): fail it with a chosen Fluss error
-// code, stall it, or drop the connection.
+// requests of an api key (ControlKey, AddRule): fail them with a chosen
+// Fluss error code, stall, delay or drop them, or apply them and then fail
+// or drop them (an unknown outcome), optionally for one producer or one
+// connection. It keeps a log of the requests it answered (Log), has a
+// clock a test advances to expire snapshots (Clock, ExpireNow), and can
+// be listed and reset (ListStore, Reset). Package controlapi serves all of
+// this over HTTP for tests in other languages.
 //
 // Nothing here is durable: stopping the server loses every snapshot.
 package embedded
@@ -80,7 +85,8 @@ type Config struct {
 	// Store holds the data; a new empty store when nil. Pass one to share
 	// it, preload it or look into it.
 	Store *memstore.Store
-	// Now is the registry's clock (default time.Now).
+	// Now is the base of the server's Clock, which the registry and the
+	// default store read for TTLs (default time.Now).
 	Now    func() time.Time
 	Logger hclog.Logger
 	// Audit says which registry requests leave an audit line on Logger's
@@ -109,6 +115,7 @@ func Users(users map[string]string, names ...string) authz.Settings {
 // Server is a running embedded sidecar.
 type Server struct {
 	store    *memstore.Store
+	clock    *Clock
 	registry *producer.Registry
 	controls *controls
 	serving  *assembly.Assembly
@@ -135,13 +142,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.OrphanGracePeriod <= 0 {
 		cfg.OrphanGracePeriod = time.Hour
 	}
+	clock := NewClock(cfg.Now)
 	if cfg.Store == nil {
-		cfg.Store = memstore.New(memstore.Options{Now: cfg.Now})
+		cfg.Store = memstore.New(memstore.Options{Now: clock.Now})
 	}
 	if (cfg.Authorizer == nil) != (cfg.Tables == nil) {
 		return nil, errors.New("embedded: Authorizer and Tables go together")
 	}
-	s := &Server{store: cfg.Store, controls: newControls()}
+	s := &Server{store: cfg.Store, clock: clock, controls: newControls(nil)}
 	// The registry and cleanup see the memstore behind the portable layer.
 	snapshots, files := storage.CheckedSnapshots(cfg.Store), storage.CheckedFilesAndOrphans(cfg.Store)
 	var err error
@@ -149,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Snapshots:  snapshots,
 		Files:      files,
 		DefaultTTL: cfg.TTL,
-		Now:        cfg.Now,
+		Now:        clock.Now,
 		Logger:     cfg.Logger,
 		// One process holds the only copy: every read of it is current,
 		// so a GET has no sync to wait for.
@@ -173,10 +181,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		// One in-memory store has one server: no leader to elect.
 		Cleanup: assembly.Cleanup{Files: files, Interval: cfg.CleanupInterval, Grace: cfg.OrphanGracePeriod},
 		// Both endpoints: a control on an api key takes the next request
-		// of it on either.
+		// of it on either, and both are in the request log.
 		Adapt: func(_ assembly.Listener, c wire.ServerConfig) (wire.ServerConfig, error) {
-			c.Mux = c.Mux.WithoutQuick() // the controls' gate may stall
+			// The controls may stall at the gate and around each
+			// handler, so no Quick path answers ahead of them.
+			c.Mux = c.Mux.Wrapped(s.controls.serve)
 			c.Gate = s.controls.gate(c.Gate)
+			c.Observer = logObserver{log: s.controls.log, next: c.Observer}
 			return c, nil
 		},
 		Audit:  auditConfig(cfg.Audit),

@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -226,9 +228,9 @@ func TestStallHoldsOnlyThatRequest(t *testing.T) {
 	}()
 	// The GET sent after the stalled REGISTER is answered before it, and
 	// sees no snapshot: the register has not run.
-	for s.PendingControls(messages.KeyRegisterProducerOffsets) != 0 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, "the stall to take the REGISTER", func() bool {
+		return s.PendingControls(messages.KeyRegisterProducerOffsets) == 0
+	})
 	if g, err := get(ctx, c, "stalled"); err != nil || g.ProducerId != nil {
 		t.Fatalf("get during the stall: %v %v, want not found", g, err)
 	}
@@ -318,9 +320,9 @@ func TestCloseReleasesStalls(t *testing.T) {
 		_, err := get(ctx, c, "x")
 		done <- err
 	}()
-	for s.PendingControls(messages.KeyGetProducerOffsets) != 0 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, "the stall to take the GET", func() bool {
+		return s.PendingControls(messages.KeyGetProducerOffsets) == 0
+	})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -409,14 +411,11 @@ func TestCleanupRemovesExpiredSnapshots(t *testing.T) {
 		t.Fatalf("before expiry: snapshots %v, files %v", ids, s.Store().Files())
 	}
 	clock.Add(2000)
-	for {
+	eventually.Nil(t, "the expired snapshot's cleanup", func() error {
 		ids, _ := s.Store().ListProducerIDs(ctx)
 		if len(ids) == 1 && ids[0] == "long" && len(s.Store().Files()) == 1 {
-			break
+			return nil
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("the expired snapshot was not cleaned up: snapshots %v, files %v", ids, s.Store().Files())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Errorf("snapshots %v, files %v", ids, s.Store().Files())
+	})
 }

@@ -25,6 +25,9 @@ type Handler func(ctx context.Context, s *Session, r *Request) (proto.Message, e
 type Request struct {
 	// Version is the request's api version, within the API's range.
 	Version int16
+	// RequestID is the id the client gave the request, unique among its
+	// connection's requests in flight.
+	RequestID int32
 	// Body is the request's body, the request's own copy.
 	Body []byte
 	// Msg is the body decoded into a message of API.NewRequest, or nil
@@ -199,6 +202,22 @@ func (m *Mux) WithoutQuick() *Mux {
 	apis := m.Versions()
 	for i := range apis {
 		apis[i].Quick = Quick{}
+	}
+	out := NewMux(apis...)
+	out.elsewhere = m.elsewhere
+	return out
+}
+
+// Wrapped returns a registry of the same APIs, Quick paths removed (as
+// WithoutQuick), in which every request is served by wrap(api): a layer
+// that runs around each API's Handle, such as fault injection that needs the
+// decoded request or the handler's outcome. wrap is called once per API,
+// here.
+func (m *Mux) Wrapped(wrap func(api API) Handler) *Mux {
+	apis := m.Versions()
+	for i := range apis {
+		apis[i].Quick = Quick{}
+		apis[i].Handle = wrap(apis[i])
 	}
 	out := NewMux(apis...)
 	out.elsewhere = m.elsewhere

@@ -343,7 +343,7 @@ func (c *serverConn) process(h RequestHeader, body []byte, gated bool, tr *reqTr
 			APIVersion: h.APIVersion, MinVersion: api.MinVersion, MaxVersion: api.MaxVersion})
 	}
 	hc := &handlerCtx{Context: c.ctx, arrival: tr.start}
-	r := &Request{Version: h.APIVersion, Body: body}
+	r := &Request{Version: h.APIVersion, RequestID: h.RequestID, Body: body}
 	if !api.RawBody {
 		r.Msg = api.NewRequest()
 		if err := DecodeBody(api, h.APIVersion, body, r.Msg); err != nil {

@@ -32,6 +32,9 @@ type Observer interface {
 // RequestDone describes one answered request.
 type RequestDone struct {
 	Header RequestHeader
+	// ConnID is the Session's ConnID of the request's connection: request
+	// ids are unique only within one connection.
+	ConnID uint64
 	// API is the name the Mux holds for the key; "" for keys it does not
 	// hold.
 	API string
@@ -138,7 +141,7 @@ func (c *serverConn) finishUntracked(tr reqTrace) {
 
 // logUntracked logs the error answer of a request that was not traced.
 func (c *serverConn) logUntracked(requestID int32, frame []byte) {
-	d := RequestDone{Header: RequestHeader{RequestID: requestID}, Outcome: c.outcome()}
+	d := RequestDone{Header: RequestHeader{RequestID: requestID}, ConnID: c.sess.ConnID, Outcome: c.outcome()}
 	const hdr = lengthFieldSize + responseHeaderSize
 	var body []byte
 	if len(frame) >= hdr {
@@ -153,7 +156,7 @@ func (c *serverConn) logUntracked(requestID int32, frame []byte) {
 // error this server made) and the observer's RequestDone.
 func (c *serverConn) finish(tr reqTrace, t ResponseType, body []byte, passed bool) {
 	d := RequestDone{
-		Header: tr.h, API: tr.api, Local: tr.local, Size: tr.size, Passed: passed,
+		Header: tr.h, ConnID: c.sess.ConnID, API: tr.api, Local: tr.local, Size: tr.size, Passed: passed,
 		Duration: time.Since(tr.start), Subject: tr.subject, SubjectKey: tr.subjectKey, Outcome: c.outcome(), Elsewhere: tr.elsewhere,
 	}
 	if t != ResponseSuccess {

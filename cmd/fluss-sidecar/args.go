@@ -85,7 +85,7 @@ const configHelp = `  --config FILE
     	set one configuration key, over any file`
 
 // serveHelp is `serve --help`.
-const serveHelp = `usage: fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT] [--tablet-listen HOST:PORT]
+const serveHelp = `usage: fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT] [--tablet-listen HOST:PORT] [--control HOST:PORT]
 
 Serves the producer offsets registry (and, with ` + app.KeyMode + `: proxy, forwards
 every other Fluss API to the coordinator) until SIGINT or SIGTERM. It reads a
@@ -100,4 +100,8 @@ configuration:
   --tablet-listen HOST:PORT
     	` + app.KeyTabletListeners + `: FLUSS://HOST:PORT, the tablet-server
     	endpoint GET_METADATA names (default: the listener's host, a free port)
+  --control HOST:PORT
+    	` + app.KeyEmbeddedControl + `: embedded mode's control API over
+    	HTTP (loopback only; a bare PORT binds 127.0.0.1); its URL is the
+    	second line of stdout
 `

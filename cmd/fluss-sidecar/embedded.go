@@ -14,6 +14,8 @@ import (
 //	--listen HOST:PORT   bind.listeners: FLUSS://HOST:PORT (port 0: any free port)
 //	--tablet-listen HOST:PORT
 //	                     sidecar.tablet-server.listeners: FLUSS://HOST:PORT
+//	--control HOST:PORT  sidecar.embedded.control.listen: HOST:PORT (embedded
+//	                     mode's control API over HTTP, loopback only)
 //
 // It returns the other arguments for loadConfig and applies the shorthands
 // to cfg after it is loaded, so that they win over the file and -D.
@@ -40,6 +42,14 @@ func serveFlags(args []string) (rest []string, apply func(*config.Config), err e
 			set = append(set, [2]string{app.KeyTabletListeners, listenValue(args[i])})
 		case strings.HasPrefix(a, "--tablet-listen="):
 			set = append(set, [2]string{app.KeyTabletListeners, listenValue(strings.TrimPrefix(a, "--tablet-listen="))})
+		case a == "--control" || a == "-control":
+			if i+1 >= len(args) {
+				return nil, nil, fmt.Errorf("%s needs HOST:PORT", a)
+			}
+			i++
+			set = append(set, [2]string{app.KeyEmbeddedControl, args[i]})
+		case strings.HasPrefix(a, "--control="):
+			set = append(set, [2]string{app.KeyEmbeddedControl, strings.TrimPrefix(a, "--control=")})
 		default:
 			rest = append(rest, a)
 		}

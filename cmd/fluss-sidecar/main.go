@@ -1,10 +1,11 @@
 // Command fluss-sidecar serves the Fluss producer offsets registry, and talks
 // to a running sidecar from the shell.
 //
-//	fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT]
+//	fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT] [--control HOST:PORT]
 //	fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
 //	fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
 //	fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
+//	fluss-sidecar control [--url URL] rule|wait|release|log|clock|store|reset|server ...
 //	fluss-sidecar version | --version
 //	fluss-sidecar offsets list|fsck|export --config server.yaml ...
 //
@@ -18,10 +19,11 @@ import (
 )
 
 const usage = `usage:
-  fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT]
+  fluss-sidecar serve [--config FILE] [-Dkey=value ...] [--embedded] [--listen HOST:PORT] [--control HOST:PORT]
   fluss-sidecar offsets register --bootstrap HOST:PORT --producer-id ID --offset TABLE[:PARTITION]:BUCKET=OFFSET ... [--ttl-ms N]
   fluss-sidecar offsets get      --bootstrap HOST:PORT --producer-id ID
   fluss-sidecar offsets delete   --bootstrap HOST:PORT --producer-id ID
+  fluss-sidecar control [--url URL] rule|wait|release|log|clock|store|reset|server ...
   fluss-sidecar version | --version
   fluss-sidecar offsets list     --config server.yaml [--output json|table] [--expired]
   fluss-sidecar offsets fsck     --config server.yaml [--repair] [--grace-period DURATION]
@@ -48,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdout, stderr)
 	case "offsets":
 		return offsetsCmd(args[1:], stdout, stderr)
+	case "control":
+		return controlCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		return versionCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

@@ -12,7 +12,8 @@ import (
 // serve runs the sidecar until SIGINT or SIGTERM (SIGHUP is ignored, see
 // signalContext), then shuts down as App.Shutdown says. Once it accepts connections, it prints the first
 // listener's bound host:port as the first line of stdout, for harnesses
-// that start it on port 0. Its exit status is 2 for bad configuration, 1
+// that start it on port 0, and with --control the control API's URL as
+// the second ("control http://127.0.0.1:PORT"). Its exit status is 2 for bad configuration, 1
 // when the sidecar cannot start, and after a shutdown what shutdownStatus
 // says.
 func serve(args []string, stdout, stderr io.Writer) int {
@@ -47,6 +48,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, a.Addr())
+	if u := a.ControlURL(); u != "" {
+		// The second line, only with --control: where the control API is.
+		fmt.Fprintln(stdout, "control", u)
+	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	// Not ready at once, still serving for the accept delay, then the

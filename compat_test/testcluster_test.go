@@ -1,0 +1,251 @@
+package compat_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-sidecar/fluss-sidecar/embedded/controlapi"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/wire"
+)
+
+// clusterInfo is the CLUSTER_JSON line, read as Fluss's client harnesses
+// read it: bootstrap_servers, and sasl_bootstrap_servers when present.
+type clusterInfo struct {
+	BootstrapServers     string  `json:"bootstrap_servers"`
+	SASLBootstrapServers *string `json:"sasl_bootstrap_servers"`
+	ControlURL           string  `json:"control_url"`
+}
+
+// runLauncher runs the launcher as the harnesses do (a plain subprocess,
+// output captured, exit status checked) and returns its stdout.
+func runLauncher(t *testing.T, ctx context.Context, bin, tmp string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\nstderr: %s", bin, args, err, stderr.String())
+	}
+	return string(out)
+}
+
+func parseClusterJSON(t *testing.T, stdout string) clusterInfo {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "CLUSTER_JSON: "); ok {
+			var ci clusterInfo
+			if err := json.Unmarshal([]byte(rest), &ci); err != nil {
+				t.Fatalf("CLUSTER_JSON: %v: %s", err, rest)
+			}
+			return ci
+		}
+	}
+	t.Fatalf("no CLUSTER_JSON line in %q", stdout)
+	return clusterInfo{}
+}
+
+// freePortPair finds a port P with P+100 free too (the --sasl layout).
+func freePortPair(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+100))
+		l.Close()
+		if err == nil {
+			l2.Close()
+			return p
+		}
+	}
+	t.Fatal("no free pair of ports")
+	return 0
+}
+
+// buildLauncher builds cmd/fluss-test-cluster, as make build does.
+func buildLauncher(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fluss-test-cluster")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/fluss-test-cluster")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestTestClusterLauncher runs the fluss-test-cluster contract as Fluss's
+// client harnesses use it (FLUSS_TEST_CLUSTER_BIN): `start --sasl --name
+// N` exits 0 once the server serves and prints CLUSTER_JSON; the PLAINTEXT
+// bootstrap and the SASL one (admin/admin-secret, alice/alice-secret) take
+// producer offsets calls; a second start of the running name prints the
+// same addresses (the same server); `stop --name N` ends it, after which
+// the ports are closed and a stop again succeeds.
+func TestTestClusterLauncher(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildLauncher(t, ctx)
+	tmp := t.TempDir()
+	name := "compat-" + strconv.Itoa(os.Getpid())
+	port := freePortPair(t)
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop := exec.Command(bin, "stop", "--name", name)
+			stop.Env = append(os.Environ(), "TMPDIR="+tmp)
+			stop.Run()
+		}
+	}()
+	first := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
+	if first.SASLBootstrapServers == nil || *first.SASLBootstrapServers != "127.0.0.1:"+strconv.Itoa(port) ||
+		first.BootstrapServers != "127.0.0.1:"+strconv.Itoa(port+100) {
+		t.Fatalf("CLUSTER_JSON %+v, want SASL on %d and PLAINTEXT on %d", first, port, port+100)
+	}
+
+	plain, err := wire.Dial(ctx, first.BootstrapServers, wire.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	reg := &messages.RegisterProducerOffsetsRequest{
+		ProducerId: proto.String("launcher-job"),
+		TableOffsets: []*messages.PbProducerTableOffsets{{TableId: proto.Int64(3),
+			BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(11)}}}},
+	}
+	var regResp messages.RegisterProducerOffsetsResponse
+	if err := plain.Call(ctx, messages.KeyRegisterProducerOffsets, 0, reg, &regResp); err != nil || regResp.GetResult() != 0 {
+		t.Fatalf("register over PLAINTEXT: %v %v", &regResp, err)
+	}
+	for _, u := range [][2]string{{"admin", "admin-secret"}, {"alice", "alice-secret"}} {
+		sc, err := wire.Dial(ctx, *first.SASLBootstrapServers, wire.ClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var get messages.GetProducerOffsetsResponse
+		if err := sc.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("launcher-job")}, &get); err == nil {
+			t.Fatalf("GET before a SASL login was served")
+		}
+		sc.Close()
+		sc, err = wire.Dial(ctx, *first.SASLBootstrapServers, wire.ClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
+			Protocol: proto.String("PLAIN"), Token: []byte("\x00" + u[0] + "\x00" + u[1])}, &messages.AuthenticateResponse{}); err != nil {
+			t.Fatalf("login %s: %v", u[0], err)
+		}
+		if err := sc.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("launcher-job")}, &get); err != nil ||
+			len(get.GetTableOffsets()) != 1 {
+			t.Fatalf("GET as %s: %v %v", u[0], &get, err)
+		}
+		sc.Close()
+	}
+	// The control API of the launched server saw the calls.
+	page, err := (&controlapi.Client{Base: first.ControlURL}).Log(ctx, nil)
+	if err != nil || len(page.Entries) == 0 {
+		t.Fatalf("control log: %+v %v", page, err)
+	}
+
+	again := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
+	if again.BootstrapServers != first.BootstrapServers || again.ControlURL != first.ControlURL ||
+		again.SASLBootstrapServers == nil || *again.SASLBootstrapServers != *first.SASLBootstrapServers {
+		t.Fatalf("second start %+v, want the running cluster %+v", again, first)
+	}
+	var get messages.GetProducerOffsetsResponse
+	if err := plain.Call(ctx, messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("launcher-job")}, &get); err != nil ||
+		len(get.GetTableOffsets()) != 1 {
+		t.Fatalf("the data after the second start: %v %v (a new server would have none)", &get, err)
+	}
+
+	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+	stopped = true
+	for _, addr := range []string{first.BootstrapServers, *first.SASLBootstrapServers} {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Fatalf("%s still accepts connections after stop", addr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "fluss-test-cluster", name)); !os.IsNotExist(err) {
+		t.Fatalf("the state folder is left after stop: %v", err)
+	}
+	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+}
+
+// TestTestClusterLauncherRustClient: Fluss's Rust client (fluss-rs-compat)
+// pointed at what the launcher's CLUSTER_JSON names, as fluss-rust's
+// harness would hand it over: its ping and offsets scenarios (register,
+// get, delete) pass on the PLAINTEXT bootstrap and, logged in as
+// admin/admin-secret, on the SASL one; the launched server's request log
+// holds the calls of each run under its producer ids; stop ends the server.
+func TestTestClusterLauncherRustClient(t *testing.T) {
+	rust := buildRustClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := buildLauncher(t, ctx)
+	tmp := t.TempDir()
+	name := "compat-rust-" + strconv.Itoa(os.Getpid())
+	port := freePortPair(t)
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop := exec.Command(bin, "stop", "--name", name)
+			stop.Env = append(os.Environ(), "TMPDIR="+tmp)
+			stop.Run()
+		}
+	}()
+	ci := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
+	if ci.SASLBootstrapServers == nil {
+		t.Fatalf("CLUSTER_JSON %+v: no sasl_bootstrap_servers after --sasl", ci)
+	}
+	control := &controlapi.Client{Base: ci.ControlURL}
+	for _, tc := range []struct {
+		suffix, bootstrap, user, password string
+	}{
+		{"launcherplain", ci.BootstrapServers, "", ""},
+		{"launchersasl", *ci.SASLBootstrapServers, "admin", "admin-secret"},
+	} {
+		run := runRust(t, rust, tc.bootstrap, tc.user, tc.password, "--id-suffix", tc.suffix, "ping", "offsets")
+		if l := run.line("ping.server-nodes"); !strings.HasPrefix(l, "PASS ") {
+			t.Errorf("%s ping.server-nodes: %q, want PASS", tc.suffix, l)
+		}
+		checkRustOffsets(t, run, tc.suffix)
+		page, err := control.Log(ctx, url.Values{"producer_id": {"rs-" + tc.suffix}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[int32]int{}
+		for _, e := range page.Entries {
+			keys[e.APIKey]++
+			if tc.user != "" && e.Principal != tc.user {
+				t.Errorf("%s: a call logged as principal %q, want %q", tc.suffix, e.Principal, tc.user)
+			}
+		}
+		if keys[int32(messages.KeyRegisterProducerOffsets)] == 0 || keys[int32(messages.KeyGetProducerOffsets)] == 0 ||
+			keys[int32(messages.KeyDeleteProducerOffsets)] == 0 {
+			t.Errorf("%s: the launched server logged %v for producer rs-%s, want REGISTER, GET and DELETE", tc.suffix, keys, tc.suffix)
+		}
+	}
+	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+	stopped = true
+	if c, err := net.DialTimeout("tcp", ci.BootstrapServers, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("%s still accepts connections after stop", ci.BootstrapServers)
+	}
+}
