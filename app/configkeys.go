@@ -98,10 +98,10 @@ const (
 	// that the path's host does not give (Azurite, private endpoints).
 	KeyAzureEndpoint = "sidecar.azure.endpoint"
 
-	// KeyHadoopPrefix starts the Hadoop configuration keys Fluss's HDFS
+	// HadoopKeyPrefix starts the Hadoop configuration keys Fluss's HDFS
 	// file system passes to Hadoop without the prefix:
 	// fluss.hadoop.dfs.nameservices is Hadoop's dfs.nameservices.
-	KeyHadoopPrefix = "fluss.hadoop."
+	HadoopKeyPrefix = "fluss.hadoop."
 )
 
 // Producer offsets and cleanup keys.
@@ -284,7 +284,7 @@ var configKeys = []ConfigKey{
 	{Name: KeyAzureAccountKey + ".<account host>", Short: true, Secret: true, Unset: "the general key",
 		Doc: "the account key of one account host, e.g. `acct.dfs.core.windows.net`"},
 	{Name: KeyAzureEndpoint, Unset: "from the path's host", Doc: "Azure blob endpoint override (Azurite, private endpoints); sidecar only"},
-	{Name: KeyHadoopPrefix + "<hadoop key>", Unset: "`$HADOOP_CONF_DIR`'s files",
+	{Name: HadoopKeyPrefix + "<hadoop key>", Unset: "`$HADOOP_CONF_DIR`'s files",
 		Doc: "Hadoop configuration for `hdfs://`, as Fluss passes it (over `core-site.xml` and `hdfs-site.xml` of `$HADOOP_HOME/etc/hadoop`, `$HADOOP_HOME/conf`, `$HADOOP_CONF_DIR`). Read: `dfs.nameservices`, `dfs.ha.namenodes.<ns>`, `dfs.namenode.rpc-address.<ns>[.<nn>]` (HA: fails over between the NameNodes), `dfs.client.use.datanode.hostname`, `dfs.data.transfer.protection`, `dfs.encrypt.data.transfer`, `dfs.client.socket-timeout`, `ipc.client.connect.timeout`; the user is `$HADOOP_USER_NAME`, else the process's. `hadoop.security.authentication: kerberos` is refused at start; other Hadoop keys are accepted and not used ([HDFS](#hdfs))"},
 
 	{Name: KeyTTL, Kind: KindDuration, Default: "24h",

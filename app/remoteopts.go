@@ -109,12 +109,12 @@ func hadoopConf(c *config.Config, getenv func(string) string) (map[string]string
 		maps.Copy(conf, files)
 	}
 	for _, k := range c.Keys() {
-		if name, ok := strings.CutPrefix(k, KeyHadoopPrefix); ok && name != "" {
+		if name, ok := strings.CutPrefix(k, HadoopKeyPrefix); ok && name != "" {
 			conf[name] = c.String(k, "")
 		}
 	}
 	if strings.EqualFold(strings.TrimSpace(conf["hadoop.security.authentication"]), "kerberos") {
-		return nil, fmt.Errorf("%s%s: kerberos is not supported: the sidecar's HDFS client uses simple authentication only (the user is $HADOOP_USER_NAME, else the process's)", KeyHadoopPrefix, "hadoop.security.authentication")
+		return nil, fmt.Errorf("%s%s: kerberos is not supported: the sidecar's HDFS client uses simple authentication only (the user is $HADOOP_USER_NAME, else the process's)", HadoopKeyPrefix, "hadoop.security.authentication")
 	}
 	return conf, nil
 }
