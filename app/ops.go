@@ -172,6 +172,17 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 				return metrics.Bool(err == nil)
 			})
 			o.failoverCounters()
+			o.m.GaugeFunc("proxy_upstreamLastAnswerNotLeader", "1 while the last answer of a coordinator to a forwarded request was NOT_COORDINATOR_LEADER (65), else 0.", func() float64 {
+				o.mu.Lock()
+				proxies := o.proxies
+				o.mu.Unlock()
+				for _, p := range proxies {
+					if p.LastAnswerNotLeader() {
+						return 1
+					}
+				}
+				return 0
+			})
 			o.m.GaugeFunc("proxy_metadataBypass", "1 while the coordinator's last checked GET_METADATA answer names another coordinator than this sidecar, so clients that refresh metadata leave it (docs/proxy.md), else 0.", func() float64 {
 				return metrics.Bool(len(o.bypassed()) > 0)
 			})

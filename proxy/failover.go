@@ -66,7 +66,13 @@ type FailoverStats struct {
 
 type failoverCounters struct {
 	answers, notLeader, resends, moves, passed atomic.Uint64
+	// lastNotLeader: the last upstream answer was 65.
+	lastNotLeader atomic.Bool
 }
+
+// LastAnswerNotLeader reports whether the last answer a coordinator gave
+// to a request this proxy forwarded was 65 (false before any answer).
+func (p *Proxy) LastAnswerNotLeader() bool { return p.stats.lastNotLeader.Load() }
 
 // FailoverStats returns the fail-over counters.
 func (p *Proxy) FailoverStats() FailoverStats {
@@ -82,15 +88,18 @@ func (p *Proxy) resending() bool { return p.maxResends > 0 }
 // notLeader counts an upstream answer and reports whether it is error 65.
 func (p *Proxy) notLeader(r wire.Response) bool {
 	p.stats.answers.Add(1)
-	if r.Type != wire.ResponseError {
-		return false
+	is := false
+	if r.Type == wire.ResponseError {
+		fe, ok := flusserr.From(wire.DecodeError(r.Body))
+		is = ok && fe.Code == flusserr.NotCoordinatorLeader
 	}
-	fe, ok := flusserr.From(wire.DecodeError(r.Body))
-	if !ok || fe.Code != flusserr.NotCoordinatorLeader {
-		return false
+	if p.stats.lastNotLeader.Load() != is {
+		p.stats.lastNotLeader.Store(is)
 	}
-	p.stats.notLeader.Add(1)
-	return true
+	if is {
+		p.stats.notLeader.Add(1)
+	}
+	return is
 }
 
 // fwd is one request of the fast path in flight while resending is on:
