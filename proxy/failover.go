@@ -119,7 +119,7 @@ type fwd struct {
 // move is one move of a link's upstream connection, run by runMove.
 type move struct {
 	from    *upstreamConn
-	attempt int  // resends of the request that started it
+	attempt int // resends of the request that started it
 	queue   []*fwd
 	done    chan struct{}
 	// next is the connection moved to (from itself when ZooKeeper names it

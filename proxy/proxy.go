@@ -192,10 +192,10 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{
 		maxResends: maxResends,
-		cfg:   cfg,
-		log:   cfg.Logger.Named("proxy"),
-		local: make(map[messages.Key]wire.API),
-		self:  selfCheck{self: cfg.selfAddrs(), lookup: cfg.Lookup, localIPs: defaultLocalIPs},
+		cfg:        cfg,
+		log:        cfg.Logger.Named("proxy"),
+		local:      make(map[messages.Key]wire.API),
+		self:       selfCheck{self: cfg.selfAddrs(), lookup: cfg.Lookup, localIPs: defaultLocalIPs},
 	}
 	apis := []wire.API{p.apiVersions()}
 	for _, a := range cfg.Local.Versions() {
