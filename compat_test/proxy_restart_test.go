@@ -36,6 +36,7 @@ type restartOp struct {
 	// answered: an answer came; code is its Fluss code (0 SUCCESS).
 	answered bool
 	code     flusserr.Code
+	message  string // an error answer's message
 	// lost is why no answer came (the connection ended first).
 	lost error
 }
@@ -295,7 +296,7 @@ func restartWrite(rc *restartConn, op *restartOp) {
 		return
 	}
 	if fe, ok := flusserr.From(r.Err()); ok {
-		op.code = fe.Code
+		op.code, op.message = fe.Code, fe.Message
 		return
 	}
 	op.code = flusserr.UnknownServerError
@@ -342,7 +343,8 @@ func checkRestartOps(t *testing.T, b *beside, proxyAddr string, ops []restartOp)
 
 	type tally struct{ acked, errPresent, errAbsent, lostPresent, lostAbsent int }
 	tallies := map[string]*tally{}
-	codes := map[string]int{} // "kind code name" → answers
+	codes := map[string]int{}           // "kind code name" → answers
+	firstMessage := map[string]string{} // the same → its first message
 	var lostWhy []string
 	failedAfter := 0
 	for _, k := range restartKinds {
@@ -369,7 +371,10 @@ func checkRestartOps(t *testing.T, b *beside, proxyAddr string, ops []restartOp)
 				t.Errorf("%s %s was acknowledged and is absent afterwards", op.kind, op.name)
 			}
 		case op.answered:
-			codes[fmt.Sprintf("%s %s", op.kind, op.code.Name())]++
+			key := fmt.Sprintf("%s %s", op.kind, op.code.Name())
+			if codes[key]++; codes[key] == 1 {
+				firstMessage[key] = op.message
+			}
 			if exists {
 				tl.errPresent++
 			} else {
@@ -405,7 +410,7 @@ func checkRestartOps(t *testing.T, b *beside, proxyAddr string, ops []restartOp)
 			k, tl.acked, tl.errPresent, tl.errAbsent, tl.lostPresent, tl.lostAbsent)
 	}
 	for _, k := range slices.Sorted(maps.Keys(codes)) {
-		t.Logf("error answers %s: %d", k, codes[k])
+		t.Logf("error answers %s: %d, the first: %.200q", k, codes[k], firstMessage[k])
 	}
 	t.Logf("writes sent after the restart had returned that failed: %d", failedAfter)
 	if len(lostWhy) > 0 {
