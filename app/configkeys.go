@@ -134,6 +134,8 @@ const (
 	KeyUpstreamAddress      = "sidecar.upstream.address"
 	KeyUpstreamListenerName = "sidecar.upstream.listener-name"
 	KeyRewriteMetadata      = "sidecar.proxy.rewrite-metadata"
+	KeyMaxResends           = "sidecar.proxy.failover.max-resends"
+	KeyResendTimeout        = "sidecar.proxy.failover.timeout"
 )
 
 // Read path keys (docs/cache.md, docs/semantics.md).
@@ -327,6 +329,10 @@ var configKeys = []ConfigKey{
 		Doc: "proxy mode with discovery: which coordinator listener to forward to"},
 	{Name: KeyRewriteMetadata, Kind: KindBool, Default: "false",
 		Doc: "proxy mode: put the sidecar's address in forwarded GET_METADATA answers"},
+	{Name: KeyMaxResends, Kind: KindInt, Default: "5",
+		Doc: "proxy mode: how often one forwarded request answered NOT_COORDINATOR_LEADER (65) is sent again, to the active coordinator read anew; `0`: never, the client gets the 65 ([docs/proxy.md](docs/proxy.md#coordinator-fail-over))"},
+	{Name: KeyResendTimeout, Kind: KindDuration, Default: "30 s",
+		Doc: "proxy mode: time from a request's first answer 65 after which it is not sent again and the client gets the 65 as it came"},
 
 	{Name: KeyLogLevel, Default: "info",
 		Doc: "`trace`, `debug`, `info`, `warn`, `error`"},

@@ -179,6 +179,18 @@ func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamS
 				_, err := o.currentUpstream()
 				return metrics.Bool(err == nil)
 			})
+			o.failoverCounters()
+			o.m.GaugeFunc("proxy_upstreamLastAnswerNotLeader", "1 while the last answer of a coordinator to a forwarded request was NOT_COORDINATOR_LEADER (65), else 0.", func() float64 {
+				o.mu.Lock()
+				proxies := o.proxies
+				o.mu.Unlock()
+				for _, p := range proxies {
+					if p.LastAnswerNotLeader() {
+						return 1
+					}
+				}
+				return 0
+			})
 			o.m.GaugeFunc("proxy_metadataBypass", "1 while the coordinator's last checked GET_METADATA answer names another coordinator than this sidecar, so clients that refresh metadata leave it (docs/proxy.md), else 0.", func() float64 {
 				return metrics.Bool(len(o.bypassed()) > 0)
 			})
@@ -203,6 +215,42 @@ func (o *ops) watchCache(c *snapcache.Cache) {
 	}
 	if err := o.m.WatchSnapshotCache(c.Stats); err != nil {
 		o.log.Warn("snapshot cache metrics not exported", "error", err)
+	}
+}
+
+// failoverCounters exports the proxies' fail-over counts (docs/proxy.md,
+// "Coordinator fail-over"), summed over the listeners.
+func (o *ops) failoverCounters() {
+	sum := func(f func(proxy.FailoverStats) uint64) func() float64 {
+		return func() float64 {
+			o.mu.Lock()
+			proxies := o.proxies
+			o.mu.Unlock()
+			var n uint64
+			for _, p := range proxies {
+				n += f(p.FailoverStats())
+			}
+			return float64(n)
+		}
+	}
+	for _, c := range []struct {
+		name, help string
+		f          func(proxy.FailoverStats) uint64
+	}{
+		{"proxy_upstreamAnswersTotal", "Answers (SUCCESS or ERROR) of coordinators to forwarded requests, resends included.",
+			func(s proxy.FailoverStats) uint64 { return s.UpstreamAnswers }},
+		{"proxy_upstreamNotLeaderAnswersTotal", "Answers NOT_COORDINATOR_LEADER (65) of coordinators to forwarded requests: the coordinator is not the leader.",
+			func(s proxy.FailoverStats) uint64 { return s.NotLeaderAnswers }},
+		{"proxy_resentRequestsTotal", "Forwarded requests sent again to the active coordinator after an answer 65.",
+			func(s proxy.FailoverStats) uint64 { return s.Resends }},
+		{"proxy_upstreamMovesTotal", "Client connections whose upstream connection moved after an answer 65 (to another coordinator, or back to the same one).",
+			func(s proxy.FailoverStats) uint64 { return s.Moves }},
+		{"proxy_notLeaderPassedTotal", "Answers 65 passed on to clients: resending off, or its bounds (sidecar.proxy.failover.*) reached.",
+			func(s proxy.FailoverStats) uint64 { return s.NotLeaderPassed }},
+	} {
+		if err := o.m.CounterFunc(c.name, c.help, sum(c.f)); err != nil {
+			o.log.Warn("fail-over metrics not exported", "error", err)
+		}
 	}
 }
 

@@ -77,6 +77,12 @@ func proxyServerConfig(base wire.ServerConfig, s Settings, sc *sidecar.Sidecar, 
 		SelfAddrs:  self,
 		Advertised: advertised.Address(),
 		Logger:     log,
+		MaxResends: s.MaxResends,
+		// Validated positive.
+		ResendTimeout: s.ResendTimeout,
+	}
+	if s.MaxResends == 0 {
+		cfg.MaxResends = proxy.NoResends
 	}
 	if s.RewriteMetadata {
 		cfg.RewriteMetadata = &proxy.RewriteRule{Host: advertised.Host, Port: int32(advertised.Port)}

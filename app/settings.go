@@ -113,6 +113,11 @@ type Settings struct {
 	// coordinator's address in forwarded GET_METADATA answers by the
 	// sidecar's (see docs/proxy.md for why advertising is preferred).
 	RewriteMetadata bool
+	// MaxResends and ResendTimeout are sidecar.proxy.failover.max-resends
+	// and sidecar.proxy.failover.timeout: the bounds of resending a
+	// forwarded request answered NOT_COORDINATOR_LEADER (0 resends: off).
+	MaxResends    int
+	ResendTimeout time.Duration
 
 	// Embedded is sidecar.embedded (serve --embedded): snapshots and offsets
 	// files are kept in memory, not in ZooKeeper and remote storage; for
@@ -291,6 +296,17 @@ func FromConfig(c *config.Config) (Settings, error) {
 		s.UpstreamListenerName = c.String(KeyUpstreamListenerName, defaultText(KeyUpstreamListenerName))
 		s.RewriteMetadata, err = c.Bool(KeyRewriteMetadata, defaultBool(KeyRewriteMetadata))
 		add(err)
+		n, err := c.Int(KeyMaxResends, defaultInt(KeyMaxResends))
+		add(err)
+		if err == nil && (n < 0 || n > 1000) {
+			add(fmt.Errorf("%s must be between 0 and 1000, got %d", KeyMaxResends, n))
+		}
+		s.MaxResends = int(n)
+		s.ResendTimeout, err = c.Duration(KeyResendTimeout, defaultDuration(KeyResendTimeout))
+		add(err)
+		if err == nil && s.ResendTimeout <= 0 {
+			add(fmt.Errorf("%s must be positive, got %v", KeyResendTimeout, s.ResendTimeout))
+		}
 	default:
 		add(fmt.Errorf("%s: %q is neither %q nor %q", KeyMode, s.Mode, ModeStandalone, ModeProxy))
 	}

@@ -93,6 +93,8 @@ func EffectiveConfig(c *config.Config, s Settings) map[string]string {
 		set(KeyUpstreamAddress, s.UpstreamAddress)
 		set(KeyUpstreamListenerName, s.UpstreamListenerName)
 		set(KeyRewriteMetadata, strconv.FormatBool(s.RewriteMetadata))
+		set(KeyMaxResends, strconv.Itoa(s.MaxResends))
+		set(KeyResendTimeout, dur(s.ResendTimeout))
 	}
 	if s.Ops.Prometheus {
 		if _, ok := out[KeyPrometheusPort]; !ok {

@@ -191,6 +191,22 @@ func (m *Metrics) GaugeFunc(name, help string, fn func() float64) error {
 	return nil
 }
 
+// CounterFunc registers a counter read from fn at every scrape, for
+// counts kept elsewhere (the proxy's fail-over). fn must never decrease.
+// Registering a name twice is an error.
+func (m *Metrics) CounterFunc(name, help string, fn func() float64) error {
+	m.funcsMu.Lock()
+	defer m.funcsMu.Unlock()
+	if m.funcs[name] {
+		return fmt.Errorf("metrics: %s registered twice", name)
+	}
+	if err := m.reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: Prefix + name, Help: help}, fn)); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	m.funcs[name] = true
+	return nil
+}
+
 // RequestLabel is the request label of an api key: Fluss's camelCase name
 // for the keys the Mux serves (API_VERSIONS → apiVersions), "apiKey<N>"
 // for other keys in Fluss's range (1000-1099), "other" for the rest, so a

@@ -215,3 +215,61 @@ func startRelay(tb testing.TB, target string) string {
 	}()
 	return ln.Addr().String()
 }
+
+// BenchmarkForwardingResends measures what keeping requests for a resend
+// after NOT_COORDINATOR_LEADER costs the fast path: the same request mix
+// at 64 connections, one request in flight on each, through two proxies
+// in front of one fake coordinator, one with resending on (the default)
+// and one with it off (MaxResends NoResends), in alternating rounds within
+// one run. It reports on/off ratios of throughput and latency. Run it
+// with:
+//
+//	go test ./proxy -run '^$' -bench ForwardingResends -benchtime 5x -count 6
+func BenchmarkForwardingResends(b *testing.B) { benchResends(b, 1) }
+
+// BenchmarkForwardingResendsPipelined is the same with 8 requests in
+// flight on each connection.
+func BenchmarkForwardingResendsPipelined(b *testing.B) { benchResends(b, 8) }
+
+func benchResends(b *testing.B, depth int) {
+	fake, err := fakecoord.Start(fakecoord.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fake.Close()
+	lnOn, lnOff := listener(b), listener(b)
+	serveProxy(b, lnOn, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Logger: hclog.NewNullLogger()}, wire.ServerConfig{})
+	serveProxy(b, lnOff, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Logger: hclog.NewNullLogger(),
+		MaxResends: proxy.NoResends}, wire.ServerConfig{})
+	on, off := lnOn.Addr().String(), lnOff.Addr().String()
+
+	var withResends, without benchResult
+	merge := func(into *benchResult, r benchResult) {
+		into.reqs += r.reqs
+		into.elapsed += r.elapsed
+		into.latencies = append(into.latencies, r.latencies...)
+	}
+	runLoad(b, on, depth) // warm-up, not counted
+	runLoad(b, off, depth)
+	b.ResetTimer()
+	for round := range b.N {
+		// Alternate which mode runs first.
+		if round%2 == 0 {
+			merge(&withResends, runLoad(b, on, depth))
+			merge(&without, runLoad(b, off, depth))
+		} else {
+			merge(&without, runLoad(b, off, depth))
+			merge(&withResends, runLoad(b, on, depth))
+		}
+	}
+	b.StopTimer()
+	slices.Sort(withResends.latencies)
+	slices.Sort(without.latencies)
+	b.ReportMetric(withResends.rate(), "resends-on-req/s")
+	b.ReportMetric(without.rate(), "resends-off-req/s")
+	b.ReportMetric(withResends.rate()/without.rate(), "on/off-throughput")
+	b.ReportMetric(float64(withResends.pct(0.5))/float64(without.pct(0.5)), "on/off-p50")
+	b.ReportMetric(float64(withResends.pct(0.99))/float64(without.pct(0.99)), "on/off-p99")
+	b.Logf("%d connections x %d in flight, %d requests per mode, %d CPUs (shared machine; ratios within this run)",
+		benchConns, depth, without.reqs, runtime.NumCPU())
+}

@@ -52,11 +52,20 @@
 //     *ZKDiscovery following /coordinators/active and picking one listener
 //     (sidecar.upstream.listener-name). It is asked when each upstream
 //     connection opens: after a leader change new client connections go to
-//     the new leader while existing ones keep theirs until it fails. An
+//     the new leader while existing ones keep theirs until it fails or
+//     answers NOT_COORDINATOR_LEADER (see the next item). An
 //     upstream that resolves to one of Config.SelfAddrs or Advertised is
 //     refused. Discovery suits deployment (b) of docs/proxy.md only: the
 //     listener it dials is advertised as the coordinator, whose metadata
 //     then names itself.
+//   - A forwarded request answered NOT_COORDINATOR_LEADER (65, raised
+//     before any handler runs, so nothing was executed) is sent again
+//     (failover.go): the active coordinator is read anew (ZKDiscovery's
+//     Active, after a ZooKeeper sync), the client connection's upstream
+//     moves there (logged in again on SASL listeners), and the requests
+//     waiting for the move go out in arrival order. Bounded by
+//     Config.MaxResends and ResendTimeout, after which the client gets
+//     the 65 as it came; FailoverStats counts it all.
 //
 // # Plugging it in
 //

@@ -25,6 +25,15 @@ type upstreamConn struct {
 	addr     string
 	client   *wire.Client
 	versions *messages.ApiVersionsResponse
+	// reg is the coordinator's registration when addr was chosen (the
+	// creation zxid of /coordinators/active with ZooKeeper discovery, else
+	// 0); see findActive.
+	reg atomic.Int64
+	// pending counts the forwarded requests in flight on it; retired is
+	// set once the link has moved to another connection, which then
+	// closes this one after its last answer.
+	pending atomic.Int64
+	retired atomic.Bool
 }
 
 // link is the upstream side of one client connection. It opens the
@@ -50,12 +59,23 @@ type link struct {
 	// fast path (open, logged in if needed, not failed); nil otherwise.
 	fast  atomic.Pointer[upstreamConn]
 	reply atomic.Pointer[wire.Replier] // the client connection's Replier
+	// unflushed is the connection the fast path last queued requests on;
+	// only the client connection's reader goroutine uses it.
+	unflushed *upstreamConn
 	// metadataChecked is set once a GET_METADATA answer of this link has
 	// been checked (Proxy.checkMetadata); until then GET_METADATA takes
 	// the ordinary path, where its answer is seen.
 	metadataChecked atomic.Bool
 	// answerFn is l.answer, made once so Send needs no allocation for it.
 	answerFn wire.SendFunc
+
+	// While resending is on (failover.go): mv is the move under way, if
+	// any (guarded by mu); inflight holds the fast path's requests in
+	// flight by tag (guarded by fmu).
+	mv       *move
+	fmu      sync.Mutex
+	seq      int64
+	inflight map[int64]*fwd
 
 	shutdownOnce sync.Once
 }
@@ -152,6 +172,11 @@ func (l *link) open() {
 	if l.p.cfg.UpstreamCredentials == nil {
 		l.enableFast(up)
 	}
+	l.watch(up)
+}
+
+// watch ends the link when up, while it is the link's upstream, fails.
+func (l *link) watch(up *upstreamConn) {
 	go func() {
 		select {
 		case <-up.client.Done():
@@ -170,10 +195,27 @@ func (l *link) dial() (*upstreamConn, error) {
 // connect opens a connection to the current upstream and exchanges
 // API_VERSIONS, whose answer becomes the proxy's last known list.
 func (p *Proxy) connect(ctx context.Context, connID uint64, onIdle func()) (*upstreamConn, error) {
-	addr, err := p.cfg.Upstream.Current(ctx)
+	var addr string
+	var reg int64
+	var err error
+	if rs, ok := p.cfg.Upstream.(registered); ok {
+		addr, reg, err = rs.currentReg(ctx)
+	} else {
+		addr, err = p.cfg.Upstream.Current(ctx)
+	}
 	if err != nil {
 		return nil, networkError("The proxy has no upstream coordinator to forward to: %v", err)
 	}
+	up, err := p.connectAddr(ctx, connID, onIdle, addr)
+	if err != nil {
+		return nil, err
+	}
+	up.reg.Store(reg)
+	return up, nil
+}
+
+// connectAddr opens a connection to addr and exchanges API_VERSIONS.
+func (p *Proxy) connectAddr(ctx context.Context, connID uint64, onIdle func(), addr string) (*upstreamConn, error) {
 	if p.self.isSelf(ctx, addr) {
 		p.log.Error("the upstream coordinator address is this sidecar itself; refusing to forward",
 			"conn", connID, "upstream", addr)
@@ -213,12 +255,9 @@ func (l *link) authenticate(ctx context.Context, up *upstreamConn) error {
 	if l.authed.Load() {
 		return l.checkUser(user)
 	}
-	token := authz.PlainToken{User: user, Password: password}.Bytes()
 	actx, cancel := context.WithTimeout(ctx, l.p.cfg.ConnectTimeout)
 	defer cancel()
-	err := up.client.Call(actx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
-		Protocol: proto.String("PLAIN"), Token: token,
-	}, &messages.AuthenticateResponse{})
+	err := l.p.login(actx, up, user, password)
 	if fe, isAPI := flusserr.From(err); isAPI && err != nil {
 		// The coordinator rejected the user: tell the client why, and end
 		// both connections as a Fluss server's failed handshake does.
@@ -237,6 +276,14 @@ func (l *link) authenticate(ctx context.Context, up *upstreamConn) error {
 	l.authed.Store(true)
 	l.enableFast(up)
 	return nil
+}
+
+// login sends AUTHENTICATE with SASL PLAIN as user on up.
+func (p *Proxy) login(ctx context.Context, up *upstreamConn, user, password string) error {
+	token := authz.PlainToken{User: user, Password: password}.Bytes()
+	return up.client.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
+		Protocol: proto.String("PLAIN"), Token: token,
+	}, &messages.AuthenticateResponse{})
 }
 
 // enableFast lets forwarded requests take the fast path, unless the link
@@ -258,7 +305,7 @@ func (l *link) enableFast(up *upstreamConn) {
 // changed user, a metadata answer to rewrite or, once per link, to check.
 func (l *link) tryForward(h wire.RequestHeader, body []byte, reply *wire.Replier) bool {
 	up := l.fast.Load()
-	if up == nil {
+	if up == nil && !l.p.resending() {
 		return false
 	}
 	if h.APIKey == messages.KeyGetMetadata && (l.p.cfg.RewriteMetadata != nil || !l.metadataChecked.Load()) {
@@ -272,7 +319,38 @@ func (l *link) tryForward(h wire.RequestHeader, body []byte, reply *wire.Replier
 	if l.reply.Load() == nil {
 		l.reply.CompareAndSwap(nil, reply)
 	}
-	return up.client.Queue(h.APIKey, h.APIVersion, body, int64(h.RequestID), l.answerFn) == nil
+	if !l.p.resending() {
+		l.queuedOn(up)
+		return up.client.Queue(h.APIKey, h.APIVersion, body, int64(h.RequestID), l.answerFn) == nil
+	}
+	if up == nil {
+		// A move is under way (or the link is not ready): wait behind it.
+		if l.queueBehindMove(h, body) {
+			return true
+		}
+		if up = l.fast.Load(); up == nil {
+			return false
+		}
+	}
+	l.queuedOn(up)
+	return l.send(up, &fwd{id: h.RequestID, key: h.APIKey, ver: h.APIVersion, body: body}, false)
+}
+
+// queuedOn records that the reader is about to queue a request on up
+// without writing it; a request queued on another connection before is
+// written now, since Flush writes only up's.
+func (l *link) queuedOn(up *upstreamConn) {
+	if l.unflushed != nil && l.unflushed != up {
+		l.unflushed.client.Flush()
+	}
+	l.unflushed = up
+}
+
+// flushQueued writes what the reader queued (Forwarder's Flush).
+func (l *link) flushQueued() {
+	if up := l.unflushed; up != nil {
+		up.client.Flush()
+	}
 }
 
 // answer passes one upstream answer of the fast path back to the client
@@ -281,6 +359,10 @@ func (l *link) tryForward(h wire.RequestHeader, body []byte, reply *wire.Replier
 // runs on the upstream reader goroutine or on the goroutine that ended the
 // upstream connection.
 func (l *link) answer(tag int64, r wire.Response, err error) {
+	if l.p.resending() {
+		l.answerTracked(tag, r, err)
+		return
+	}
 	reply := l.reply.Load()
 	id := int32(tag)
 	if err != nil {
@@ -288,6 +370,9 @@ func (l *link) answer(tag int64, r wire.Response, err error) {
 		// closing the client here could run on its own reader.
 		reply.ReplyError(id, l.record(l.upstreamError(l.fastUp(), err)))
 		return
+	}
+	if l.p.notLeader(r) {
+		l.p.stats.passed.Add(1)
 	}
 	reply.Queue(id, r.Type, r.Body)
 }
@@ -316,6 +401,11 @@ func (l *link) checkUser(user string) error {
 // fail ends the link after an upstream failure (cause) and returns the
 // error every forwarded request of this connection now gets.
 func (l *link) fail(up *upstreamConn, cause error) error {
+	if !l.isCurrent(up) {
+		// A connection the link has moved away from: only the requests
+		// that were in flight on it are affected.
+		return l.upstreamError(up, cause)
+	}
 	return l.failWith(up, l.upstreamError(up, cause))
 }
 

@@ -23,6 +23,16 @@ import (
 // and AUTHENTICATE round trips.
 const DefaultConnectTimeout = 10 * time.Second
 
+// Defaults of the fail-over settings (see Config.MaxResends).
+const (
+	DefaultMaxResends    = 5
+	DefaultResendTimeout = 30 * time.Second
+	DefaultResendBackoff = 250 * time.Millisecond
+	// NoResends as Config.MaxResends turns resending off: every answer
+	// NOT_COORDINATOR_LEADER goes to the client as it came.
+	NoResends = -1
+)
+
 // Config configures a Proxy.
 type Config struct {
 	// Upstream says where the coordinator is: StaticUpstream or a
@@ -63,6 +73,21 @@ type Config struct {
 	// MaxResponseSize bounds upstream response frames, length field
 	// included. Default math.MaxInt32, like the Java client.
 	MaxResponseSize int32
+	// MaxResends bounds how often one forwarded request answered
+	// NOT_COORDINATOR_LEADER (65) is sent again, to the active coordinator
+	// read anew (see failover.go). 0 means DefaultMaxResends; NoResends
+	// turns resending off.
+	MaxResends int
+	// ResendTimeout bounds the time from a request's first answer 65 to
+	// its last resend; after it, or after MaxResends, the client gets the
+	// last 65 as it came. Default DefaultResendTimeout.
+	ResendTimeout time.Duration
+	// ResendBackoff is the first wait before the active coordinator is
+	// read again while it names no coordinator, or still the one that
+	// answered 65; it doubles up to 2 s. With a StaticUpstream it is the
+	// wait before a request goes back to the same coordinator. Default
+	// DefaultResendBackoff.
+	ResendBackoff time.Duration
 	// Logger is the parent logger; the proxy logs to its "proxy"
 	// sub-logger.
 	Logger hclog.Logger
@@ -84,6 +109,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxResponseSize < 0 {
 		errs = append(errs, fmt.Errorf("MaxResponseSize %d is negative", c.MaxResponseSize))
+	}
+	if c.MaxResends < NoResends {
+		errs = append(errs, fmt.Errorf("MaxResends %d is below NoResends (%d)", c.MaxResends, NoResends))
+	}
+	if c.ResendTimeout < 0 {
+		errs = append(errs, fmt.Errorf("ResendTimeout %v is negative", c.ResendTimeout))
+	}
+	if c.ResendBackoff < 0 {
+		errs = append(errs, fmt.Errorf("ResendBackoff %v is negative", c.ResendBackoff))
 	}
 	for _, a := range c.selfAddrs() {
 		if _, _, err := net.SplitHostPort(a); err != nil {
@@ -117,6 +151,9 @@ type Proxy struct {
 	// connection or by Warm; nil until one is known.
 	versions atomic.Pointer[messages.ApiVersionsResponse]
 	bypass   bypassWatch
+	// maxResends is Config.MaxResends resolved: 0 when resending is off.
+	maxResends int
+	stats      failoverCounters
 }
 
 // New builds a proxy.
@@ -140,11 +177,25 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	if cfg.ResendTimeout == 0 {
+		cfg.ResendTimeout = DefaultResendTimeout
+	}
+	if cfg.ResendBackoff == 0 {
+		cfg.ResendBackoff = DefaultResendBackoff
+	}
+	maxResends := cfg.MaxResends
+	switch maxResends {
+	case 0:
+		maxResends = DefaultMaxResends
+	case NoResends:
+		maxResends = 0
+	}
 	p := &Proxy{
-		cfg:   cfg,
-		log:   cfg.Logger.Named("proxy"),
-		local: make(map[messages.Key]wire.API),
-		self:  selfCheck{self: cfg.selfAddrs(), lookup: cfg.Lookup, localIPs: defaultLocalIPs},
+		maxResends: maxResends,
+		cfg:        cfg,
+		log:        cfg.Logger.Named("proxy"),
+		local:      make(map[messages.Key]wire.API),
+		self:       selfCheck{self: cfg.selfAddrs(), lookup: cfg.Lookup, localIPs: defaultLocalIPs},
 	}
 	apis := []wire.API{p.apiVersions()}
 	for _, a := range cfg.Local.Versions() {
@@ -186,9 +237,7 @@ func (f fastPath) try(s *wire.Session, h wire.RequestHeader, body []byte, reply 
 
 func (f fastPath) flush(s *wire.Session) {
 	if v, ok := s.Attrs.Load(linkKey{}); ok {
-		if up := v.(*link).fast.Load(); up != nil {
-			up.client.Flush()
-		}
+		v.(*link).flushQueued()
 	}
 }
 
@@ -223,13 +272,9 @@ func (p *Proxy) forward(ctx context.Context, s *wire.Session, h wire.RequestHead
 	if err := l.authenticate(ctx, up); err != nil {
 		return wire.Response{}, err
 	}
-	r, err := up.client.CallRaw(ctx, h.APIKey, h.APIVersion, body)
+	up, r, err := l.call(ctx, up, h, body)
 	if err != nil {
-		if ctx.Err() != nil {
-			// The client is gone; nobody reads this answer.
-			return wire.Response{}, networkError("%v", errClientGone)
-		}
-		return wire.Response{}, l.fail(up, err)
+		return wire.Response{}, err
 	}
 	if h.APIKey == messages.KeyGetMetadata && r.Type == wire.ResponseSuccess && p.cfg.RewriteMetadata == nil &&
 		!l.metadataChecked.Load() && l.metadataChecked.CompareAndSwap(false, true) {

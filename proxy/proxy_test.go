@@ -355,7 +355,7 @@ func TestAPIVersionsMerge(t *testing.T) {
 	}
 	want := map[int32][2]int32{
 		1000: {0, 0}, // answered by the proxy
-		1003: {0, 0}, 1004: {0, 0},
+		1001: {0, 0}, 1003: {0, 0}, 1004: {0, 0},
 		1007: {1, 3}, // upstream only
 		1012: {0, 2}, // forwarded: the upstream's range
 		1038: {0, 0}, // local AUTHENTICATE wins

@@ -52,6 +52,7 @@ type ZKDiscovery struct {
 
 	mu      sync.Mutex
 	addr    string
+	reg     int64 // the creation zxid of the znode addr was read from
 	err     error
 	changes []chan struct{}
 }
@@ -98,6 +99,40 @@ func (d *ZKDiscovery) Current(ctx context.Context) (string, error) {
 	return d.addr, d.err
 }
 
+// currentReg is Current with the registration the address was read from.
+func (d *ZKDiscovery) currentReg(ctx context.Context) (string, int64, error) {
+	addr, err := d.Current(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if addr != d.addr {
+		return addr, 0, err
+	}
+	return addr, d.reg, err
+}
+
+// Active reads the active coordinator anew, after a ZooKeeper sync, rather
+// than from what the watch last saw, and returns its address with its
+// registration: the creation zxid of /coordinators/active, which differs
+// between two registrations of the same address.
+func (d *ZKDiscovery) Active(ctx context.Context) (string, int64, error) {
+	data, st, err := d.zc.SyncGet(ctx, ActiveCoordinatorPath)
+	if errors.Is(err, zk.ErrNoNode) {
+		return "", 0, ErrNoActiveCoordinator
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("reading %s from ZooKeeper: %w", ActiveCoordinatorPath, err)
+	}
+	a, err := DecodeActiveCoordinator(data)
+	if err != nil {
+		return "", 0, err
+	}
+	addr, err := a.Address(d.listener)
+	if err != nil {
+		return "", 0, err
+	}
+	return addr, st.Czxid, nil
+}
+
 // Changed returns a channel closed at the next change of Current's answer.
 func (d *ZKDiscovery) Changed() <-chan struct{} {
 	ch := make(chan struct{})
@@ -107,10 +142,10 @@ func (d *ZKDiscovery) Changed() <-chan struct{} {
 	return ch
 }
 
-func (d *ZKDiscovery) set(addr string, err error) {
+func (d *ZKDiscovery) set(addr string, reg int64, err error) {
 	d.mu.Lock()
 	changed := addr != d.addr || (err == nil) != (d.err == nil) || (err != nil && err.Error() != d.err.Error())
-	d.addr, d.err = addr, err
+	d.addr, d.reg, d.err = addr, reg, err
 	var wake []chan struct{}
 	if changed {
 		wake, d.changes = d.changes, nil
@@ -143,7 +178,7 @@ func (d *ZKDiscovery) Run(ctx context.Context) error {
 			known := d.addr != ""
 			d.mu.Unlock()
 			if !known {
-				d.set("", fmt.Errorf("reading %s from ZooKeeper: %w", ActiveCoordinatorPath, err))
+				d.set("", 0, fmt.Errorf("reading %s from ZooKeeper: %w", ActiveCoordinatorPath, err))
 			}
 			d.log.Debug("reading the active coordinator failed; retrying", "error", err, "backoff", d.backoff)
 			t := time.NewTimer(d.backoff)
@@ -165,7 +200,7 @@ func (d *ZKDiscovery) Run(ctx context.Context) error {
 // readOnce reads the znode (or waits for its creation) and returns the
 // watch that fires at its next change.
 func (d *ZKDiscovery) readOnce(ctx context.Context) (<-chan zk.Event, error) {
-	data, _, watch, err := d.zc.GetW(ctx, ActiveCoordinatorPath)
+	data, st, watch, err := d.zc.GetW(ctx, ActiveCoordinatorPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		exists, _, ewatch, err := d.zc.ExistsW(ctx, ActiveCoordinatorPath)
 		if err != nil {
@@ -177,7 +212,7 @@ func (d *ZKDiscovery) readOnce(ctx context.Context) (<-chan zk.Event, error) {
 			close(ch)
 			return ch, nil
 		}
-		d.set("", ErrNoActiveCoordinator)
+		d.set("", 0, ErrNoActiveCoordinator)
 		return ewatch, nil
 	}
 	if err != nil {
@@ -185,11 +220,11 @@ func (d *ZKDiscovery) readOnce(ctx context.Context) (<-chan zk.Event, error) {
 	}
 	a, err := DecodeActiveCoordinator(data)
 	if err != nil {
-		d.set("", err)
+		d.set("", 0, err)
 		return watch, nil
 	}
 	addr, err := a.Address(d.listener)
-	d.set(addr, err)
+	d.set(addr, st.Czxid, err)
 	return watch, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -18,11 +19,14 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
+	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
 // shortFor is every alert's for: duration in the end-to-end test, so that
@@ -258,6 +262,96 @@ func TestAlertsFireOnRealPrometheus(t *testing.T) {
 	a.Close()
 	eventually.True(t, "FlussSidecarDown to fire", func() bool { return p.alertState(t, "FlussSidecarDown", instance) == "firing" })
 	t.Logf("FlussSidecarDown: fired %v after the sidecar stopped", time.Since(stopped).Round(100*time.Millisecond))
+	if out := p.log.String(); strings.Contains(out, "level=error") {
+		t.Errorf("prometheus logged errors:\n%s", out)
+	}
+}
+
+// TestProxyAlertFiresOnRealPrometheus: a real Prometheus scrapes a
+// proxy-mode sidecar in front of a fake coordinator while a client keeps
+// forwarding requests and registering producer offsets. The coordinator
+// turned standby (65 to everything) fires FlussSidecarProxyUpstreamNotLeader
+// while every register still succeeds; the coordinator leading again
+// resolves it.
+func TestProxyAlertFiresOnRealPrometheus(t *testing.T) {
+	zk := zktest.StartT(t)
+	fake, err := fakecoord.Start(fakecoord.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	a := apptest.Start(t, zk.Addr, reporterOn(map[string]string{
+		app.KeyMode: app.ModeProxy, app.KeyUpstreamAddress: fake.Addr(),
+		app.KeyRemoteDataDir: "file://" + t.TempDir(),
+		app.KeyMaxResends:    "1",
+	}))
+	const alert = "FlussSidecarProxyUpstreamNotLeader"
+	c := dial(t, a.Addr())
+	ctx, stop := context.WithCancel(context.Background())
+	var regs, regFailures, notLeader, forwarded atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond) // paces the load; nothing is timed
+		defer tick.Stop()
+		for n := 0; ctx.Err() == nil; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			r, err := c.CallRaw(ctx, messages.KeyListDatabases, 0, nil)
+			if err == nil {
+				forwarded.Add(1)
+				if fe, ok := flusserr.From(r.Err()); ok && fe.Code == flusserr.NotCoordinatorLeader {
+					notLeader.Add(1)
+				}
+			}
+			if err := register(ctx, c, fmt.Sprintf("alert-p%d", n)); err != nil {
+				if ctx.Err() == nil {
+					regFailures.Add(1)
+				}
+			} else {
+				regs.Add(1)
+			}
+		}
+	}()
+	t.Cleanup(func() { stop(); <-done })
+
+	instance := a.MetricsAddr()
+	p := startPrometheus(t, instance, testRules(t, t.TempDir()))
+	eventually.True(t, "the first scrapes of forwarded answers", func() bool {
+		v := p.query(t, `fluss_sidecar_proxy_upstreamAnswersTotal`)
+		n, _ := strconv.ParseFloat(strings.Join(v, ""), 64)
+		return len(v) == 1 && n >= 3
+	})
+	if st := p.alertState(t, alert, instance); st != "" {
+		t.Fatalf("%s is %s while the coordinator leads", alert, st)
+	}
+	start := time.Now()
+	fake.SetStandby(true)
+	eventually.True(t, alert+" to fire", func() bool { return p.alertState(t, alert, instance) == "firing" })
+	fired := time.Since(start)
+	regsWhileLeaderless := regs.Load()
+	eventually.True(t, "registers to succeed while the coordinator is leaderless", func() bool {
+		return regs.Load() >= regsWhileLeaderless+3
+	})
+	for _, al := range p.alerts(t) {
+		if al.Labels["alertname"] == alert && (al.Labels["severity"] != "warning" || !strings.Contains(al.Annotations["runbook_url"], "#"+strings.ToLower(alert))) {
+			t.Errorf("%s fired with labels %v annotations %v", alert, al.Labels, al.Annotations)
+		}
+	}
+	fake.SetStandby(false)
+	cleared := time.Now()
+	eventually.True(t, alert+" to resolve", func() bool { return p.alertState(t, alert, instance) == "" })
+	t.Logf("%s: fired %v after the coordinator turned standby, resolved %v after it led again; %d forwarded requests (%d answered 65), %d registers, %d failed",
+		alert, fired.Round(100*time.Millisecond), time.Since(cleared).Round(100*time.Millisecond), forwarded.Load(), notLeader.Load(), regs.Load(), regFailures.Load())
+	if regFailures.Load() != 0 {
+		t.Errorf("%d registers failed through the proxy", regFailures.Load())
+	}
+	if notLeader.Load() == 0 {
+		t.Error("no forwarded request was answered 65: the fault did not reach the client with max-resends 1")
+	}
 	if out := p.log.String(); strings.Contains(out, "level=error") {
 		t.Errorf("prometheus logged errors:\n%s", out)
 	}

@@ -13,7 +13,15 @@
 //     test can tell that the upstream, not the sidecar, answered;
 //   - admin keys LIST_DATABASES (1003), DATABASE_EXISTS (1004) and
 //     GET_TABLE_INFO (1007) as opaque echoes: the SUCCESS body is the
-//     request body, byte for byte.
+//     request body, byte for byte;
+//   - CREATE_DATABASE (1001) as an opaque write: its body is applied to a
+//     Ledger (shared by the fakes of one cluster through Config.Ledger),
+//     which counts how often each body was applied, and echoed.
+//
+// SetStandby makes the fake a coordinator that is not the leader: every
+// request but API_VERSIONS and AUTHENTICATE is answered
+// NOT_COORDINATOR_LEADER (65) before anything else runs, as a Fluss
+// coordinator does, so nothing is applied.
 //
 // With Config.TabletServer it also runs a tablet-server side on a port of
 // its own, which answers API_VERSIONS with server_type 2 (TABLET_SERVER),
@@ -75,7 +83,44 @@ type Config struct {
 	// TabletServer runs the tablet-server side, which GET_METADATA then
 	// names at its real address instead of an address nobody serves.
 	TabletServer bool
-	Logger       hclog.Logger
+	// Ledger records the writes (CREATE_DATABASE) the fake applies; fakes
+	// that stand for the coordinators of one cluster share one. Nil: a
+	// ledger of its own.
+	Ledger *Ledger
+	Logger hclog.Logger
+}
+
+// KeyCreateDatabase is CREATE_DATABASE, the fake's opaque write.
+const KeyCreateDatabase = messages.Key(1001)
+
+// NotLeaderMessage is the message of the fake's answers 65, a Fluss
+// coordinator's own.
+const NotLeaderMessage = "This coordinator server is not the current leader."
+
+// Ledger counts the writes applied by the fakes that share it, by body.
+type Ledger struct {
+	mu      sync.Mutex
+	applied map[string]int
+}
+
+func (l *Ledger) apply(body []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.applied == nil {
+		l.applied = map[string]int{}
+	}
+	l.applied[string(body)]++
+}
+
+// Applied returns how often each body was applied.
+func (l *Ledger) Applied() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int, len(l.applied))
+	for k, v := range l.applied {
+		out[k] = v
+	}
+	return out
 }
 
 // Request is one recorded request.
@@ -119,6 +164,7 @@ type Coordinator struct {
 	tabletDone chan struct{}
 
 	mu         sync.Mutex
+	standby    bool
 	advertised string // Config.Advertised or Advertise
 	faults     map[messages.Key]Fault
 	requests   []Request
@@ -132,6 +178,9 @@ func Start(cfg Config) (*Coordinator, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Ledger == nil {
+		cfg.Ledger = &Ledger{}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -287,6 +336,17 @@ func (c *Coordinator) Close() {
 	}
 }
 
+// SetStandby makes the fake a standby coordinator (on) or the leader
+// (off, the default).
+func (c *Coordinator) SetStandby(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.standby = on
+}
+
+// Ledger is the ledger the fake applies its writes to.
+func (c *Coordinator) Ledger() *Ledger { return c.cfg.Ledger }
+
 // Inject sets the fault for key, replacing any previous one.
 func (c *Coordinator) Inject(key messages.Key, f Fault) {
 	c.mu.Lock()
@@ -389,7 +449,11 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 	c.mu.Lock()
 	c.requests = append(c.requests, r)
 	f, hasFault := c.faults[h.APIKey]
+	standby := c.standby
 	c.mu.Unlock()
+	if standby && h.APIKey != messages.KeyAPIVersions && h.APIKey != messages.KeyAuthenticate {
+		return flusserr.New(flusserr.NotCoordinatorLeader, NotLeaderMessage)
+	}
 	if hasFault {
 		if f.Entered != nil {
 			select {
@@ -430,7 +494,7 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 
 func (c *Coordinator) versions() []*messages.PbApiVersion {
 	keys := []messages.Key{
-		messages.KeyAPIVersions, messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo,
+		messages.KeyAPIVersions, KeyCreateDatabase, messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo,
 		messages.KeyGetMetadata, messages.KeyAuthenticate,
 		messages.KeyRegisterProducerOffsets, messages.KeyGetProducerOffsets, messages.KeyDeleteProducerOffsets,
 	}
@@ -539,6 +603,9 @@ func (c *Coordinator) authenticate(_ context.Context, s *wire.Session, req *wire
 func (c *Coordinator) echo(_ context.Context, _ *wire.Session, h wire.RequestHeader, body []byte) (wire.Response, error) {
 	switch h.APIKey {
 	case messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo:
+		return wire.Response{Type: wire.ResponseSuccess, Body: body}, nil
+	case KeyCreateDatabase:
+		c.cfg.Ledger.apply(body)
 		return wire.Response{Type: wire.ResponseSuccess, Body: body}, nil
 	}
 	return wire.Response{}, &apierr.Error{Class: apierr.ErrNotServed, APIKey: int32(h.APIKey), APIVersion: h.APIVersion}

@@ -44,7 +44,7 @@ func TestPlaintextServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.GetServerType() != ServerTypeCoordinator || len(v.GetApiVersions()) != 9 {
+	if v.GetServerType() != ServerTypeCoordinator || len(v.GetApiVersions()) != 10 {
 		t.Fatalf("api versions %v", v)
 	}
 	var md messages.MetadataResponse
@@ -199,5 +199,45 @@ func TestFaults(t *testing.T) {
 	_, err = cl2.CallRaw(ctx2, messages.KeyListDatabases, 0, nil)
 	if _, ok := err.(*wire.ServerFailureError); !ok {
 		t.Fatalf("want a server failure, got %v", err)
+	}
+}
+
+// TestStandbyRefusesAllButHandshake: a standby answers 65 to everything but
+// API_VERSIONS and AUTHENTICATE and applies nothing; the leader applies
+// writes to the ledger it shares with the standby, once per request.
+func TestStandbyRefusesAllButHandshake(t *testing.T) {
+	ledger := &Ledger{}
+	standby := start(t, Config{Ledger: ledger})
+	leader := start(t, Config{Ledger: ledger})
+	standby.SetStandby(true)
+	cl, ctx := dial(t, standby.Addr())
+	if _, err := cl.Handshake(ctx); err != nil {
+		t.Fatalf("a standby refused API_VERSIONS: %v", err)
+	}
+	for _, key := range []messages.Key{KeyCreateDatabase, messages.KeyListDatabases, messages.KeyGetMetadata, messages.KeyGetProducerOffsets} {
+		r, err := cl.CallRaw(ctx, key, 0, []byte("w1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fe, ok := flusserr.From(r.Err())
+		if !ok || fe.Code != flusserr.NotCoordinatorLeader || fe.Message != NotLeaderMessage {
+			t.Errorf("standby answered %d with %v, want 65", key, r.Err())
+		}
+	}
+	lc, lctx := dial(t, leader.Addr())
+	for _, body := range []string{"w1", "w2", "w1"} {
+		r, err := lc.CallRaw(lctx, KeyCreateDatabase, 0, []byte(body))
+		if err != nil || r.Type != wire.ResponseSuccess || string(r.Body) != body {
+			t.Fatalf("leader answered %q with %v %v", body, r, err)
+		}
+	}
+	standby.SetStandby(false)
+	if r, err := cl.CallRaw(ctx, KeyCreateDatabase, 0, []byte("w3")); err != nil || r.Type != wire.ResponseSuccess {
+		t.Fatalf("the former standby answered %v %v", r, err)
+	}
+	got := ledger.Applied()
+	want := map[string]int{"w1": 2, "w2": 1, "w3": 1}
+	if len(got) != len(want) || got["w1"] != 2 || got["w2"] != 1 || got["w3"] != 1 {
+		t.Fatalf("ledger %v, want %v", got, want)
 	}
 }
