@@ -3,7 +3,6 @@ package flusstest
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,18 +72,7 @@ func (s *Server) Running() bool {
 }
 
 // LogTail returns up to the last n bytes of the server's log.
-func (s *Server) LogTail(n int64) string {
-	f, err := os.Open(s.LogPath())
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > n {
-		_, _ = f.Seek(st.Size()-n, io.SeekStart)
-	}
-	b, _ := io.ReadAll(f)
-	return string(b)
-}
+func (s *Server) LogTail(n int64) string { return zktest.FileTail(s.LogPath(), int(n)) }
 
 func (s *Server) start() error {
 	s.mu.Lock()

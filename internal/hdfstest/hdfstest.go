@@ -260,18 +260,7 @@ func (c *Cluster) URL(path string) string { return "hdfs://" + c.Addr() + path }
 func (c *Cluster) LogPath() string { return filepath.Join(c.dir, "minicluster.log") }
 
 // LogTail returns up to the last n bytes of the cluster's log.
-func (c *Cluster) LogTail(n int64) string {
-	f, err := os.Open(c.LogPath())
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > n {
-		_, _ = f.Seek(st.Size()-n, io.SeekStart)
-	}
-	b, _ := io.ReadAll(f)
-	return string(b)
-}
+func (c *Cluster) LogTail(n int64) string { return zktest.FileTail(c.LogPath(), int(n)) }
 
 // Pid is the JVM's process id.
 func (c *Cluster) Pid() int { return c.cmd.Process.Pid }

@@ -287,7 +287,7 @@ func startOnce(ctx context.Context, cfg ServerConfig, ownsDir, pickPort, pickSec
 func (s *Server) Config() ServerConfig { return s.cfg }
 
 // LogTail returns up to the last n bytes of the server's log.
-func (s *Server) LogTail(n int) string { return logTail(s.cfg.LogPath(), n) }
+func (s *Server) LogTail(n int) string { return FileTail(s.cfg.LogPath(), n) }
 
 // Exited is closed when the current server process ends, whatever the cause.
 // It returns nil if no process was started.
@@ -648,7 +648,9 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
-func logTail(path string, n int) string {
+// FileTail returns up to the last n bytes of the file at path, or a note
+// saying why it has none: the log tail a kit prints when a server fails.
+func FileTail(path string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
