@@ -2,8 +2,6 @@ package soak
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -17,19 +15,8 @@ const remoteEnv = "SOAK_REMOTE"
 
 // remoteDataDir is the run's remote.data.dir, a file:// or hdfs:// URL.
 func remoteDataDir(t *testing.T) string {
-	switch v := os.Getenv(remoteEnv); v {
-	case "", "file":
-		return "file://" + t.TempDir()
-	case "hdfs":
-		c := hdfstest.Shared(t)
-		t.Cleanup(hdfstest.StopShared)
-		dir := c.URL(fmt.Sprintf("/soak/%d", time.Now().UnixNano()))
-		t.Logf("remote.data.dir %s (%s=hdfs); minicluster log %s", dir, remoteEnv, c.LogPath())
-		return dir
-	default:
-		t.Fatalf("%s=%q: want hdfs, file or unset", remoteEnv, v)
-		return ""
-	}
+	t.Cleanup(hdfstest.StopShared)
+	return hdfstest.RemoteDataDir(t, remoteEnv, "/soak")
 }
 
 // countRemoteFiles counts the files in the producer directories of an

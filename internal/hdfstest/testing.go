@@ -2,8 +2,11 @@ package hdfstest
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -30,5 +33,24 @@ func Shared(tb testing.TB) *Cluster {
 func StopShared() {
 	if shared != nil {
 		shared.Close()
+	}
+}
+
+// RemoteDataDir is a fresh remote.data.dir for a test of a run that may put
+// its remote storage on HDFS: the environment variable env says where
+// ("hdfs": a folder under dir on the shared cluster; unset or "file": a
+// local temporary directory). Anything else fails the test.
+func RemoteDataDir(t *testing.T, env, dir string) string {
+	switch v := os.Getenv(env); v {
+	case "", "file":
+		return "file://" + t.TempDir()
+	case "hdfs":
+		c := Shared(t)
+		url := c.URL(fmt.Sprintf("%s/%d", dir, time.Now().UnixNano()))
+		t.Logf("remote.data.dir %s (%s=hdfs); minicluster log %s", url, env, c.LogPath())
+		return url
+	default:
+		t.Fatalf("%s=%q: want hdfs, file or unset", env, v)
+		return ""
 	}
 }
