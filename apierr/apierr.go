@@ -84,6 +84,11 @@ var (
 	// ErrVersionUnsupported: API is served, but not at APIVersion (the
 	// range served is MinVersion to MaxVersion). Fluss code 2.
 	ErrVersionUnsupported = errors.New("api version not supported")
+	// ErrNotLeader: a coordinator that does not lead its cluster refused
+	// the request before running it (Detail is its text): what a standby
+	// coordinator answers, and the one answer that proves a request was
+	// not executed. Fluss code 65.
+	ErrNotLeader = errors.New("not the coordinator leader")
 	// ErrInjected: a test server was told to answer with Code and Detail.
 	ErrInjected = errors.New("injected failure")
 )

@@ -135,10 +135,18 @@ func (e *Error) Fluss() *flusserr.Error {
 	case ErrVersionUnsupported:
 		return flusserr.Newf(flusserr.UnsupportedVersion, "The server does not support %s version %d; supported range is [%d,%d].",
 			e.API, e.APIVersion, e.MinVersion, e.MaxVersion)
+	case ErrNotLeader:
+		return flusserr.New(flusserr.NotCoordinatorLeader, e.Detail)
 	case ErrInjected:
 		return flusserr.New(e.Code, e.Detail)
 	}
 	return storeFailure(pre, e.Err)
+}
+
+// IsNotLeader reports whether a Fluss answer is ErrNotLeader's code: the
+// request was refused by a coordinator that does not lead, before it ran.
+func IsNotLeader(e *flusserr.Error) bool {
+	return e != nil && e.Code == flusserr.NotCoordinatorLeader
 }
 
 // storeAnswers is the code and the text after the prefix for each storeerr

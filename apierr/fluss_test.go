@@ -96,6 +96,8 @@ func TestAnswers(t *testing.T) {
 		{"version unsupported", &apierr.Error{Class: apierr.ErrVersionUnsupported, API: "GET_PRODUCER_OFFSETS(1054)",
 			APIVersion: 3, MinVersion: 0, MaxVersion: 0},
 			2, "The server does not support GET_PRODUCER_OFFSETS(1054) version 3; supported range is [0,0]."},
+		{"not leader", &apierr.Error{Class: apierr.ErrNotLeader, Detail: "The coordinator server is not the leader."},
+			65, "The coordinator server is not the leader."},
 		{"injected", &apierr.Error{Class: apierr.ErrInjected, Code: flusserr.NotCoordinatorLeader, Detail: "told to"},
 			flusserr.NotCoordinatorLeader, "told to"},
 	}
@@ -120,6 +122,25 @@ func TestAnswers(t *testing.T) {
 				t.Errorf("errors.Is does not match the class %v", c.err.Class)
 			}
 		})
+	}
+}
+
+// TestIsNotLeader: only code 65 is the answer of a coordinator that does
+// not lead.
+func TestIsNotLeader(t *testing.T) {
+	for _, c := range []struct {
+		e    *flusserr.Error
+		want bool
+	}{
+		{(&apierr.Error{Class: apierr.ErrNotLeader, Detail: "x"}).Fluss(), true},
+		{flusserr.New(65, "raw"), true},
+		{flusserr.New(1, "network"), false},
+		{flusserr.New(-1, "unknown"), false},
+		{nil, false},
+	} {
+		if got := apierr.IsNotLeader(c.e); got != c.want {
+			t.Errorf("IsNotLeader(%v) = %v, want %v", c.e, got, c.want)
+		}
 	}
 }
 

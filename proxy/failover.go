@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/apierr"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -91,7 +92,7 @@ func (p *Proxy) notLeader(r wire.Response) bool {
 	is := false
 	if r.Type == wire.ResponseError {
 		fe, ok := flusserr.From(wire.DecodeError(r.Body))
-		is = ok && fe.Code == flusserr.NotCoordinatorLeader
+		is = ok && apierr.IsNotLeader(fe)
 	}
 	if p.stats.lastNotLeader.Load() != is {
 		p.stats.lastNotLeader.Store(is)

@@ -452,7 +452,7 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 	standby := c.standby
 	c.mu.Unlock()
 	if standby && h.APIKey != messages.KeyAPIVersions && h.APIKey != messages.KeyAuthenticate {
-		return flusserr.New(flusserr.NotCoordinatorLeader, NotLeaderMessage)
+		return (&apierr.Error{Class: apierr.ErrNotLeader, Detail: NotLeaderMessage}).Fluss()
 	}
 	if hasFault {
 		if f.Entered != nil {
