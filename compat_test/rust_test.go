@@ -129,7 +129,8 @@ var expirationRe = regexp.MustCompile(`expiration_time=(-?\d+)`)
 
 // TestRustClient runs Fluss's Rust client, unchanged, against an embedded
 // sidecar, one with SASL/PLAIN, and a sidecar in ZooKeeper mode: every
-// step passes and fluss-rs reports the outcomes of rustOutcomes.
+// step passes, fluss-rs reports the outcomes of rustOutcomes, and its
+// GET_CLUSTER_HEALTH gets GREEN with replica counts 0.
 func TestRustClient(t *testing.T) {
 	bin := buildRustClient(t)
 	const user, password = "rust", "rust-secret"
@@ -165,11 +166,12 @@ func TestRustClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := tc.start(t)
 			suffix := strings.ReplaceAll(tc.name, "-", "")
-			run := runRust(t, bin, addr, tc.user, password, "--id-suffix", suffix, "ping", "offsets")
+			run := runRust(t, bin, addr, tc.user, password, "--id-suffix", suffix, "ping", "offsets", "health")
 			if l := run.line("ping.server-nodes"); !strings.HasPrefix(l, "PASS ") {
 				t.Errorf("ping.server-nodes: %q, want PASS", l)
 			}
 			checkRustOffsets(t, run, suffix)
+			checkRustHealth(t, run, "Green")
 		})
 	}
 }
@@ -199,6 +201,8 @@ func TestRustClientSASLRefused(t *testing.T) {
 // docs/proxy.md: the sidecar rewrites GET_METADATA, the coordinator
 // advertises itself), and the same scenario straight at the coordinator:
 // both pass with the same outcomes, the coordinator's -1 message aside.
+// GET_CLUSTER_HEALTH, which 0.9.1 lacks, fails alike in both at once:
+// fluss-rs refuses to send a key the server does not list.
 func TestRustClientProxyRealCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Fluss 0.9.1 cluster (JVMs)")
@@ -236,6 +240,19 @@ func TestRustClientProxyRealCluster(t *testing.T) {
 		}
 		if a != b {
 			t.Errorf("step %s: through the proxy %q, at the coordinator %q", step, a, b)
+		}
+	}
+
+	// Fluss 0.9.1 has no GET_CLUSTER_HEALTH: its API_VERSIONS does not
+	// list 1062, nor does the proxy's, which lists it only when the
+	// upstream does. fluss-rs then fails the call itself, without sending
+	// it, with its UnsupportedVersion error, through the proxy and at the
+	// coordinator alike.
+	const unsupported = "FAIL health.cluster-health outcome=Err error=UnsupportedVersion retriable=false reason=want a ClusterHealth: Unsupported API version: The server does not support GetClusterHealth."
+	for _, tc := range []struct{ name, addr string }{{"through the proxy", r.addr}, {"at the coordinator", coordinator}} {
+		run := runProgram(t, "fluss-rs-compat", 3*time.Minute, []string{bin, "--bootstrap", tc.addr, "--timeout", "30"}, "health")
+		if l := run.line("health.cluster-health"); l != unsupported || run.exit != 1 {
+			t.Errorf("GET_CLUSTER_HEALTH %s of Fluss 0.9.1: exit %d, %q, want exit 1 and %q", tc.name, run.exit, l, unsupported)
 		}
 	}
 }

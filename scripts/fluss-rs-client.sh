@@ -3,7 +3,7 @@
 # compat_test/rust/Cargo.toml and Cargo.lock) against a running sidecar or
 # Fluss cluster:
 #   scripts/fluss-rs-client.sh --bootstrap HOST:PORT [--user U --password P] [SCENARIO...]
-# Scenarios: ping offsets (default: both). Builds the client first
+# Scenarios: ping offsets health (default: ping and offsets). Builds the client first
 # (scripts/resolve-cargo.sh; minutes the first time, offline and instant
 # after). Exit status 0 when every step passed.
 set -euo pipefail
@@ -12,7 +12,7 @@ bin=$("$root/scripts/resolve-cargo.sh")
 args=("$@")
 has_scenario=0
 for a in "${args[@]}"; do
-	case $a in ping | offsets) has_scenario=1 ;; esac
+	case $a in ping | offsets | health) has_scenario=1 ;; esac
 done
 [ "$has_scenario" -eq 1 ] || args+=(ping offsets)
 exec "$bin" "${args[@]}"

@@ -22,11 +22,11 @@ use fluss::client::{FlussAdmin, FlussConnection};
 use fluss::config::Config;
 use fluss::error::Error;
 use fluss::metadata::{
-    BucketOffset, ProducerOffsets, ProducerTableOffsets, RegisterProducerResult,
+    BucketOffset, ClusterHealth, ProducerOffsets, ProducerTableOffsets, RegisterProducerResult,
 };
 
 const USAGE: &str = "usage: fluss-rs-compat --bootstrap HOST:PORT [--user U --password P] \
-[--id-suffix S] [--timeout SECONDS] [--default-ttl-ms MS] SCENARIO...\nscenarios: ping offsets";
+[--id-suffix S] [--timeout SECONDS] [--default-ttl-ms MS] SCENARIO...\nscenarios: ping offsets health";
 
 struct Options {
     bootstrap: String,
@@ -69,7 +69,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .parse()
                     .map_err(|e| format!("--default-ttl-ms: {e}"))?
             }
-            "ping" | "offsets" => o.scenarios.push(a.clone()),
+            "ping" | "offsets" | "health" => o.scenarios.push(a.clone()),
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }
@@ -277,6 +277,21 @@ fn describe_get(g: &ProducerOffsets) -> String {
             .unwrap_or_else(|| "None".into()),
         g.table_offsets.len(),
         format_offsets(&g.table_offsets)
+    )
+}
+
+/// describe_health writes a ClusterHealth: the status as fluss-rs names
+/// it, its wire value, and the four replica counts.
+fn describe_health(h: &ClusterHealth) -> String {
+    format!(
+        "outcome=Ok status={:?} status_code={} num_replicas={} in_sync_replicas={} \
+num_leader_replicas={} active_leader_replicas={}",
+        h.status,
+        h.status.to_i32(),
+        h.num_replicas,
+        h.in_sync_replicas,
+        h.num_leader_replicas,
+        h.active_leader_replicas
     )
 }
 
@@ -537,6 +552,29 @@ impl Scenario<'_> {
         }
     }
 
+    /// health asks GET_CLUSTER_HEALTH once and reports the answer; any
+    /// well-formed answer passes (the caller judges the status), an error
+    /// fails with what fluss-rs reported.
+    async fn health(&mut self) {
+        let Some(conn) = self.connect().await else {
+            return;
+        };
+        let admin = match conn.get_admin() {
+            Ok(a) => a,
+            Err(e) => {
+                return self
+                    .r
+                    .fail_error(&self.step("admin"), "", &e, "want an admin client");
+            }
+        };
+        let step = self.step("cluster-health");
+        match bounded(self.o.timeout, admin.get_cluster_health()).await {
+            Err(why) => self.r.fail(&step, "", &why),
+            Ok(Err(e)) => self.r.fail_error(&step, "", &e, "want a ClusterHealth"),
+            Ok(Ok(h)) => self.r.pass(&step, &describe_health(&h)),
+        }
+    }
+
     async fn offsets(&mut self) {
         let Some(conn) = self.connect().await else {
             return;
@@ -770,10 +808,15 @@ async fn main() -> ExitCode {
         let mut sc = Scenario {
             o: &o,
             r: &mut r,
-            name: if name == "ping" { "ping" } else { "offsets" },
+            name: match name.as_str() {
+                "ping" => "ping",
+                "health" => "health",
+                _ => "offsets",
+            },
         };
         match name.as_str() {
             "ping" => sc.ping().await,
+            "health" => sc.health().await,
             _ => sc.offsets().await,
         }
     }
