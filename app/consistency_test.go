@@ -19,7 +19,7 @@ import (
 // A reaches ZooKeeper through a Cutter, so that the test can hold back
 // every notification A's session would get about B's writes: A's cached
 // view is then stale for as long as the test wants, the window that made
-// cross-sidecar histories non-linearizable (issue 18).
+// cross-sidecar histories non-linearizable without the shared sync.
 type staleRig struct {
 	a, b   *app.App
 	ca, cb *wire.Client

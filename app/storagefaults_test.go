@@ -28,7 +28,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// The storage fault matrix (issue 19). One sidecar per backend stores its
+// The storage fault matrix. One sidecar per backend stores its
 // offsets files through a fault: a faultrelay between the sidecar and each
 // emulator (gofakes3, fake-gcs-server, Azurite), or a full or read-only
 // tmpfs for file://. Under each fault it serves REGISTER, GET and DELETE

@@ -83,7 +83,7 @@ func TestReadyzStorageStopsAcceptingWrites(t *testing.T) {
 	}
 }
 
-// TestUnreachableEndpointNeverPanics reproduces issue 19's crash: with
+// TestUnreachableEndpointNeverPanics reproduces a crash: with
 // gocloud.dev v0.47.0 an Azure endpoint that cannot be reached panicked in
 // the start-up probe and ended the process. Now, for s3, gs and abfs on a
 // closed loopback port, the start logs one clear line and goes on not

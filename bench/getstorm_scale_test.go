@@ -25,8 +25,8 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// BenchmarkGetStormScale is the GET storm at a Flink job's scale (issue
-// 21): 1,000, 4,000 and 16,000 connections, one GET of one producer id in
+// BenchmarkGetStormScale is the GET storm at a Flink job's scale:
+// 1,000, 4,000 and 16,000 connections, one GET of one producer id in
 // flight on each, against
 //
 //   - nothing: the do-nothing server (as in BenchmarkGetStorm);

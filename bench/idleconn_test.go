@@ -19,7 +19,7 @@ import (
 )
 
 // BenchmarkIdleConns measures what an idle client connection costs the
-// sidecar (issue 21): a sidecar runs as a child process (child_test.go),
+// sidecar: a sidecar runs as a child process (child_test.go),
 // the benchmark opens N connections to it, sends API_VERSIONS on each and
 // reads the answer, and then leaves them idle. It reports the growth of the
 // child's resident set (VmRSS in /proc/<pid>/status) and of its goroutines,

@@ -29,7 +29,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-// Many producers (issue 21, item 4): ZooKeeper holds 100,000 producer
+// Many producers: ZooKeeper holds 100,000 producer
 // snapshots, as after many jobs and many restarts. The benchmark measures,
 // for a sidecar started as a child process with default settings (its
 // metrics port on, which /readyz needs):

@@ -155,8 +155,8 @@ func TestFrameVectors(t *testing.T) {
 	}
 }
 
-// TestFrameVectorsCoverIssue checks the vector set holds what the issue
-// asks for, so a vector cannot quietly disappear.
+// TestFrameVectorsCoverIssue checks the vector set holds every frame it
+// must, so a vector cannot quietly disappear.
 func TestFrameVectorsCoverIssue(t *testing.T) {
 	frames := loadFrames(t)
 	for _, name := range []string{

@@ -609,7 +609,7 @@ func TestServedPaths(t *testing.T) {
 }
 
 // TestSystemdOpenFiles: the unit's LimitNOFILE lets a sidecar with default
-// settings take a 4,000-connection storm in proxy mode (issue 21), and the
+// settings take a 4,000-connection storm in proxy mode, and the
 // unit's comment gives the connection limit the sidecar derives from it.
 func TestSystemdOpenFiles(t *testing.T) {
 	data, err := os.ReadFile("systemd/fluss-sidecar.service")

@@ -432,7 +432,7 @@ func withoutCause(a answer) answer {
 	return a
 }
 
-// TestParityZooKeeperAndEmbedded is the test table of issue 12: the same
+// TestParityZooKeeperAndEmbedded is the parity table: the same
 // registry behaviours, through the wire, on both stores, with identical
 // answers.
 func TestParityZooKeeperAndEmbedded(t *testing.T) {

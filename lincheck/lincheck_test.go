@@ -272,7 +272,7 @@ func faultRounds() int {
 	return 1
 }
 
-// scenarios are the fault scenarios of issue 18, all with the sidecars'
+// scenarios are the checker's fault scenarios, all with the sidecars'
 // default configuration (plus LINCHECK_KV).
 func scenarios() []struct {
 	name string
@@ -348,7 +348,7 @@ func scenarios() []struct {
 
 // TestLinearizable runs every scenario and checks its history. With the
 // default configuration it needs the sidecars to be linearizable across
-// each other (issue 18); LINCHECK_KV adds settings to every sidecar.
+// each other; LINCHECK_KV adds settings to every sidecar.
 func TestLinearizable(t *testing.T) {
 	if kv := extraKV(); len(kv) > 0 {
 		t.Logf("every sidecar also gets %v (LINCHECK_KV)", kv)

@@ -36,8 +36,8 @@ var (
 	unknown = Output{Unknown: true}
 )
 
-// TestModelSynthetic pins the model on hand-written histories: the stale
-// answers the issue reports must be refused, and the legal interleavings
+// TestModelSynthetic pins the model on hand-written histories: stale
+// answers across sidecars must be refused, and the legal interleavings
 // (concurrency, unknown outcomes) accepted.
 func TestModelSynthetic(t *testing.T) {
 	cases := []struct {

@@ -103,8 +103,8 @@ func newStaleFront(t *testing.T, upstream string, maxAge time.Duration) *staleFr
 // scheduling, so it tries up to three runs and needs one refusal.
 func TestCheckerCatchesStaleTarget(t *testing.T) {
 	// The sidecars themselves read without their cache, which is
-	// linearizable on one ZooKeeper server with or without the fix of
-	// issue 18: the front is the only thing stale.
+	// linearizable on one ZooKeeper server with or without the shared
+	// sync: the front is the only thing stale.
 	noCache := map[string]string{"sidecar.snapshot-cache.max-bytes": "0"}
 	p := plan{kv: []map[string]string{noCache, noCache}, front: func(t *testing.T, r *rig, i int) func() string {
 		if i != 1 {

@@ -27,9 +27,8 @@ const (
 	// DefaultMaxInFlight is one sync in flight: a read arriving while it is
 	// waits for the next. More in flight shorten that wait from about one
 	// and a half round trips towards one, but each sync costs ZooKeeper
-	// CPU, and on a 2-CPU host shared with the load the extra syncs made
-	// every round trip slower: 16 closed-loop clients got 10.4k GET/s with
-	// 1, 10.5k with 2, 8.3k with 4 and 8.1k with 8 (docs/performance.md).
+	// CPU, and on a 2-CPU host shared with the load they made every round
+	// trip slower (docs/performance.md).
 	DefaultMaxInFlight = 1
 )
 

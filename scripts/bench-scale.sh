@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Job-scale benchmarks (issue 21), too slow and too hungry for descriptors
+# Job-scale benchmarks, too slow and too hungry for descriptors
 # for `make bench`: memory per idle connection, and the GET storm at
 # thousands of connections, standalone and in proxy mode, beside the
 # do-nothing server in the same run (docs/performance.md, "Connections at

@@ -71,8 +71,8 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// fullShape is the load of the outside run that found the cache's growth
-// (issue 28), with the job cycles and the static snapshots it reads.
+// fullShape is the load of the outside run that found the cache's growth,
+// with the job cycles and the static snapshots it reads.
 func fullShape(t *testing.T) loadShape {
 	return loadShape{
 		getConns: envInt(t, getConnsEnv, 200), getHz: 10,

@@ -96,9 +96,7 @@ type serverConn struct {
 	// request touches of its connection. In a storm of thousands of
 	// connections a connection's memory is cold by the time its request
 	// is answered (a sync round after it was read), and each further
-	// object touched then is one more cold first touch. The saving
-	// measured small, within the VM's spread (docs/performance.md, "Cold
-	// memory at 4,000 connections").
+	// object touched then is one more cold first touch (docs/performance.md).
 	sessMem Session
 	rwMem   readWaiter
 	wMem    sockWriter

@@ -20,7 +20,7 @@ import (
 //     barrier of package readindex, rebuilt here over the public calls).
 //
 // Each at one reader and at 16 (RunParallel with 8 goroutines per CPU on
-// a 2-CPU machine). ns/op is the time per read; the note of issue 30 has
+// a 2-CPU machine). ns/op is the time per read; docs/performance.md has
 // the ratios.
 func BenchmarkLinearRead(b *testing.B) {
 	ctx := context.Background()

@@ -58,13 +58,13 @@ func largeRegister(id string, base int64) *messages.RegisterProducerOffsetsReque
 // TestLargeRegisterMemory registers 8 x 131,072 buckets (about 10 MB) with
 // a real `serve` process, alone and from 3 and 8 connections at once under
 // distinct producer ids, and reports its peak RSS against the request
-// bytes sent (the issue's attack took 80x). It is a measurement, skipped in
+// bytes sent (before the request bounds it took 80x). It is a measurement, skipped in
 // -short runs and under the race detector, which multiplies memory.
 func TestLargeRegisterMemory(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("memory measurement: run without -race and -short (see docs/limits.md)")
 	}
-	// log_end_offset = bucket id makes the issue's ~10 MB request; offsets
+	// log_end_offset = bucket id makes the ~10 MB request; offsets
 	// below 128 make the smallest encoding of the same million buckets
 	// (8.3 MB), the worst ratio, held to the same bound.
 	for _, tt := range []struct {
@@ -221,7 +221,7 @@ func mustMarshalT(t *testing.T, m proto.Message) []byte {
 }
 
 // TestHostileInputMemory measures a real `serve` process under two of the
-// issue's attacks and reports the figures docs/limits.md quotes:
+// attacks docs/limits.md lists and reports the figures it quotes:
 //   - eight connections each sending 48 MiB of a 100 MB frame and then
 //     nothing (with the default 256 MiB budget, two are read, six wait);
 //   - a GET with a 48 MiB invalid producer id (its answer used to repeat

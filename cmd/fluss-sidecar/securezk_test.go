@@ -24,7 +24,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
-// The secured ZooKeeper setups of issue 22, each started for real on
+// The secured ZooKeeper setups, each started for real on
 // loopback: SASL required, TLS only with client certificates required, and
 // both at once.
 const (
