@@ -18,6 +18,7 @@ import (
 // keys, the endpoint coming from the environment through ${env:NAME}; then
 // lists the snapshot with the admin command over the same configuration.
 func TestGCSRemoteDataDir(t *testing.T) {
+	zktest.SkipIfShort(t)
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0})
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,7 @@ func (s *countingStore) enter() {
 
 func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Config)) *fixture {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	ctx := zktest.Context(t)
 	root := zktest.UniqueRoot()
 	zcfg := zk.Config{Address: addr, Root: root, Logger: hclog.NewNullLogger()}
