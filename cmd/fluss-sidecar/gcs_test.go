@@ -46,7 +46,8 @@ gs.auth.type: UNAUTHENTICATED
 	if code != 0 || out["result"] != "CREATED" {
 		t.Fatalf("register: %v %s", out, stderr)
 	}
-	objs, _, err := srv.ListObjectsWithOptions("fluss", fakestorage.ListOptions{Prefix: "cluster-1/producers/gs-job/7/"})
+	list, err := srv.ListObjectsWithOptionsPaginated("fluss", fakestorage.ListOptions{Prefix: "cluster-1/producers/gs-job/7/"})
+	objs := list.Objects
 	if err != nil || len(objs) != 1 || !strings.HasSuffix(objs[0].Name, ".offsets") {
 		t.Fatalf("objects %v %v", objs, err)
 	}
