@@ -50,6 +50,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	zc, err := zk.Connect(ctxT(t), zk.Config{Address: zkAddr, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

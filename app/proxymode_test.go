@@ -97,6 +97,7 @@ func TestProxyModeStaticUpstream(t *testing.T) {
 // the client logs in to the sidecar with PLAIN and the coordinator sees the
 // same user, and GET_METADATA names the sidecar.
 func TestProxyModeDiscoverySASLAndRewrite(t *testing.T) {
+	zktest.SkipIfShort(t)
 	fake, err := fakecoord.Start(fakecoord.Config{Users: map[string]string{"alice": "alice-pw"}})
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,7 @@ type secured struct {
 // super user, the authorizer on; plus the PLAINTEXT internal listener.
 func startSecured(t *testing.T, extra string) *secured {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	root := zktest.UniqueRoot()
 	zc, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 5 * time.Second})
 	if err != nil {

@@ -184,6 +184,7 @@ func FromConfig(c *config.Config) (Settings, error) {
 	add(wrapKey(KeyEmbedded, err))
 	s.ZooKeeperAddress = c.String(KeyZKAddress, defaultText(KeyZKAddress))
 	if s.ZooKeeperAddress == "" && !s.Embedded {
+		//lint:ignore ST1005 Fluss's own message, capital included
 		add(errors.New("No valid ZooKeeper quorum has been specified. You can specify the quorum via the configuration key '" + KeyZKAddress + "'"))
 	}
 	s.ZooKeeperRoot = c.String(KeyZKRoot, defaultText(KeyZKRoot))

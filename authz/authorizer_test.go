@@ -32,6 +32,7 @@ func session(listener, user string) *wire.Session {
 }
 
 func TestAuthorizerFollowsACLChanges(t *testing.T) {
+	zktest.SkipIfShort(t)
 	zc, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -129,16 +129,9 @@ func runChild(role string) int {
 	return 0
 }
 
-// startChild runs a child server and returns its address; it stops when
-// the benchmark or test ends.
-func startChild(tb testing.TB, role string, env ...string) string {
-	tb.Helper()
-	addr, _ := startChildPID(tb, role, env...)
-	return addr
-}
-
-// startChildPID is startChild that also gives the child's process id, for
-// reading its CPU time (cpu_test.go).
+// startChildPID runs a child server and returns its address and process
+// id, for reading its CPU time (cpu_test.go); it stops when the benchmark
+// or test ends.
 func startChildPID(tb testing.TB, role string, env ...string) (addr string, pid int) {
 	tb.Helper()
 	p := startChildProc(tb, role, env...)

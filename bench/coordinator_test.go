@@ -82,6 +82,7 @@ type jitWarmth struct {
 // first use; a cluster that cannot start fails every caller.
 func startCoordinator(tb testing.TB) *flussPeer {
 	tb.Helper()
+	flusstest.SkipIfShort(tb)
 	peer.mu.Lock()
 	defer peer.mu.Unlock()
 	if peer.p == nil && peer.err == nil {

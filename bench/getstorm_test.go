@@ -25,6 +25,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -230,6 +231,7 @@ type stormEnv struct {
 // counts their allocations).
 func startStormEnv(tb testing.TB, random int, inProcess, withPeer bool) *stormEnv {
 	tb.Helper()
+	zktest.SkipIfShort(tb)
 	root := fmt.Sprintf("/storm-%d-%d", os.Getpid(), seq.Add(1))
 	dir := tb.TempDir()
 	var e *stormEnv

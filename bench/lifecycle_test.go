@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,8 +52,15 @@ func TestMain(m *testing.M) {
 
 // runBenchmarks starts the package's ZooKeeper, runs the tests and
 // benchmarks, and stops the Fluss cluster some of them start on that
-// ZooKeeper (coordinator_test.go) before ZooKeeper itself.
+// ZooKeeper (coordinator_test.go) before ZooKeeper itself. Under -short it
+// starts nothing.
 func runBenchmarks(m *testing.M) int {
+	if !flag.Parsed() {
+		flag.Parse() // m.Run parses too; testing.Short needs it now
+	}
+	if testing.Short() {
+		return m.Run() // no ZooKeeper: the tests that need it skip (zktest.SkipIfShort)
+	}
 	s, err := zktest.Start(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "zktest: cannot start ZooKeeper: %v\n", err)

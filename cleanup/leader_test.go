@@ -26,6 +26,7 @@ func testCtx(t *testing.T) context.Context {
 
 func connect(t *testing.T, addr, root string, session time.Duration) *zk.Client {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	c, err := zk.Connect(testCtx(t), zk.Config{Address: addr, Root: root, SessionTimeout: session, ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	compat "github.com/fluss-sidecar/fluss-sidecar/compat_test"
 	"github.com/fluss-sidecar/fluss-sidecar/embedded/controlapi"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -101,6 +102,7 @@ func startControlSidecar(t *testing.T) (addr, controlURL string) {
 // installs it when root.
 func protobufPython(t *testing.T) string {
 	t.Helper()
+	compat.SkipIfShort(t)
 	find := func() string {
 		for _, py := range []string{"/usr/bin/python3", "python3"} {
 			if exec.Command(py, "-c", "import google.protobuf").Run() == nil {

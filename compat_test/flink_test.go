@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	compat "github.com/fluss-sidecar/fluss-sidecar/compat_test"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -152,6 +153,7 @@ type flinkJob struct {
 
 func buildFlinkJob(t *testing.T) *flinkJob {
 	t.Helper()
+	compat.SkipIfShort(t)
 	root, err := flusstest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	compat "github.com/fluss-sidecar/fluss-sidecar/compat_test"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
 )
 
@@ -26,6 +27,7 @@ type flussClient struct {
 // against the client jars scripts/resolve-maven.sh resolved.
 func buildFlussClient(t *testing.T) *flussClient {
 	t.Helper()
+	compat.SkipIfShort(t)
 	root, err := flusstest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +89,7 @@ type resolved struct {
 // timeout, and returns the path it printed.
 func (r *resolved) get(t *testing.T, script string, timeout time.Duration) string {
 	t.Helper()
+	compat.SkipIfShort(t)
 	r.once.Do(func() {
 		root, err := flusstest.RepoRoot()
 		if err != nil {

@@ -299,6 +299,7 @@ func TestRustQuirksSASL(t *testing.T) {
 // packages through scripts/install-deps.sh when something is missing.
 func findTools(t *testing.T) {
 	t.Helper()
+	SkipIfShort(t)
 	missing := func() []string {
 		var m []string
 		for _, tool := range []string{"protoc", "javac", "java"} {

@@ -33,6 +33,7 @@ var jacksonJars = []string{
 // that proves a Java coordinator and the sidecar read each other's files.
 func findJackson(t *testing.T) {
 	t.Helper()
+	SkipIfShort(t)
 	missing := func() []string {
 		var m []string
 		for _, tool := range []string{"javac", "java"} {

@@ -80,6 +80,7 @@ type result struct {
 // beside it, and checks the history.
 func runPlan(t *testing.T, p plan) result {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	if p.sidecars == 0 {
 		p.sidecars = 2
 	}

@@ -76,6 +76,7 @@ func newEnv(t *testing.T, dirForm string) *env {
 
 func (e *env) open(t *testing.T) {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	ctx := ctxT(t)
 	zc, err := zk.Connect(ctx, zk.Config{Address: zkAddr, Root: e.root})
 	if err != nil {

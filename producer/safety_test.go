@@ -38,6 +38,7 @@ type sidecarInstance struct {
 
 func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	zc, err := zk.Connect(ctx, zk.Config{Address: addr, Root: root})

@@ -241,6 +241,7 @@ func TestMetadataRewriteNotChecked(t *testing.T) {
 // (compat_test.TestProxyRealClusterRouting, "a-zk"): the coordinator names
 // the listener the request arrived on, so the WARN fires and names PROXY.
 func TestMetadataBypassThroughZKListener(t *testing.T) {
+	zktest.SkipIfShort(t)
 	ctx := ctxT(t)
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {

@@ -31,6 +31,7 @@ func waitChange(t *testing.T, ch <-chan struct{}) {
 // active, and after a leader change sends new client connections to the new
 // leader while an existing one keeps its upstream.
 func TestZKDiscoveryFollowsLeader(t *testing.T) {
+	zktest.SkipIfShort(t)
 	ctx := ctxT(t)
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {

@@ -32,6 +32,7 @@ type cluster struct {
 
 func newCluster(t *testing.T, n int, users map[string]string) *cluster {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	ctx := ctxT(t)
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {

@@ -86,6 +86,7 @@ type realLocal struct {
 
 func newRealLocal(t *testing.T, advertised config.Listener) *realLocal {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	ctx := ctxT(t)
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {

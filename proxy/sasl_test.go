@@ -102,10 +102,7 @@ func TestSASLEndToEnd(t *testing.T) {
 			}
 			// The upstream connection opened only now, after the login:
 			// its API_VERSIONS comes after before.
-			var seen []fakecoord.Request
-			for _, r := range fake.Requests()[before:] {
-				seen = append(seen, r)
-			}
+			seen := append([]fakecoord.Request(nil), fake.Requests()[before:]...)
 			if len(seen) != 3 || seen[0].APIKey != messages.KeyAPIVersions || seen[1].APIKey != messages.KeyAuthenticate || seen[2].APIKey != messages.KeyListDatabases {
 				t.Fatalf("upstream saw %+v, want API_VERSIONS, AUTHENTICATE then LIST_DATABASES on a new connection", seen)
 			}

@@ -86,6 +86,7 @@ type sidecarOpts struct {
 // ZooKeeper (own root) and a local remote dir.
 func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	if o.zkAddr == "" {
 		o.zkAddr = sharedZK
 	}

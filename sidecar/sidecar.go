@@ -67,7 +67,6 @@ type Sidecar struct {
 	cfg        Config
 	mux        *wire.Mux // the coordinator endpoint
 	tabletMux  *wire.Mux // the tablet endpoint
-	proxyMux   *wire.Mux // what proxy mode answers itself
 	log        hclog.Logger
 	serverName string
 	memo       *getMemo     // encoded GET answers (get_memo.go)

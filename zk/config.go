@@ -92,6 +92,7 @@ func (c Config) servers() []string {
 // Validate reports a configuration that Connect cannot use.
 func (c Config) Validate() error {
 	if len(c.servers()) == 0 {
+		//lint:ignore ST1005 Fluss's own message, capital included
 		return errors.New("No valid ZooKeeper quorum has been specified. " +
 			"You can specify the quorum via the configuration key 'zookeeper.address'")
 	}

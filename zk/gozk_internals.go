@@ -70,6 +70,7 @@ type gozkRecvFunc = func(*struct{}, *struct{}, error)
 // the channel gozkQueueRequest returns: the zxid of the reply and the error
 // it carried (or the decoding error). Its layout must be response's.
 type queuedReply struct {
+	//lint:ignore U1000 never read here, but response's layout has it first
 	zxid int64
 	err  error
 }

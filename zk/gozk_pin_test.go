@@ -224,6 +224,7 @@ func TestGozkMirrorsMatchPin(t *testing.T) {
 // TestGozkMirrorsCheckBites: declarations that differ from the pinned
 // signatures in one type each are told apart from them.
 func TestGozkMirrorsCheckBites(t *testing.T) {
+	//lint:ignore U1000 a declaration for its fields' names and types, read by reflection
 	type reply struct {
 		zxid int64
 		err  error

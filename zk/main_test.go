@@ -48,6 +48,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 // connect opens a client on addr with root, closed at the end of the test.
 func connect(t *testing.T, addr, root string, mod ...func(*Config)) *Client {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	cfg := Config{Address: addr, Root: root, Logger: testLogger(t)}
 	for _, f := range mod {
 		f(&cfg)

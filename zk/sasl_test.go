@@ -30,6 +30,7 @@ func testUsers() map[string]string {
 // as req says.
 func startSASLServer(t *testing.T, req zktest.SASLRequirement) *zktest.Server {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	cfg, err := zktest.SASLServerConfig(t.TempDir(), testUsers(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func slowTimeout(c *Config) { c.ConnectionTimeout = 10 * time.Minute }
 // connectRefused connects expecting a definitive refusal, and returns it.
 func connectRefused(t *testing.T, addr string, mod ...func(*Config)) *AuthError {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	cfg := Config{Address: addr, Root: zktest.UniqueRoot(), Logger: testLogger(t)}
 	for _, f := range append(mod, slowTimeout) {
 		f(&cfg)
@@ -312,6 +314,7 @@ func TestSASLAgainstServerWithoutSASL(t *testing.T) {
 // the credentials: Connect keeps trying until a SASL server comes up on the
 // port, then authenticates.
 func TestSASLRetriesRefusedTCP(t *testing.T) {
+	zktest.SkipIfShort(t)
 	port := zktest.LoopbackPort(t)
 	cfg, err := zktest.SASLServerConfig(t.TempDir(), testUsers(), zktest.SASLEnforced)
 	if err != nil {

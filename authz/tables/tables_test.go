@@ -59,6 +59,7 @@ func FuzzDecodeTableID(f *testing.F) {
 }
 
 func TestMapFollowsZooKeeper(t *testing.T) {
+	zktest.SkipIfShort(t)
 	zc, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 // (plus -D overrides) an admin command needs, and remote.data.dir.
 func adminSetup(t *testing.T) (addr string, cfgArgs []string, remoteDir string) {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	dir := t.TempDir()
 	remoteDir = filepath.Join(dir, "remote")
 	yaml := filepath.Join(dir, "server.yaml")
@@ -191,6 +192,7 @@ func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
 // TestClientSASL logs the client subcommands in to a SASL listener with
 // Fluss's client keys, from -D and from a --config file.
 func TestClientSASL(t *testing.T) {
+	zktest.SkipIfShort(t)
 	c, err := config.Parse([]byte(`
 bind.listeners: CLIENT://127.0.0.1:0
 security.protocol.map: CLIENT:sasl

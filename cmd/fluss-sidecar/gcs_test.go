@@ -18,6 +18,7 @@ import (
 // keys, the endpoint coming from the environment through ${env:NAME}; then
 // lists the snapshot with the admin command over the same configuration.
 func TestGCSRemoteDataDir(t *testing.T) {
+	zktest.SkipIfShort(t)
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: 0})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,8 @@ gs.auth.type: UNAUTHENTICATED
 	if code != 0 || out["result"] != "CREATED" {
 		t.Fatalf("register: %v %s", out, stderr)
 	}
-	objs, _, err := srv.ListObjectsWithOptions("fluss", fakestorage.ListOptions{Prefix: "cluster-1/producers/gs-job/7/"})
+	list, err := srv.ListObjectsWithOptionsPaginated("fluss", fakestorage.ListOptions{Prefix: "cluster-1/producers/gs-job/7/"})
+	objs := list.Objects
 	if err != nil || len(objs) != 1 || !strings.HasSuffix(objs[0].Name, ".offsets") {
 		t.Fatalf("objects %v %v", objs, err)
 	}

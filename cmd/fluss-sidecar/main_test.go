@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 // overrides, as `fluss-sidecar serve` does.
 func startApp(t *testing.T) (*app.App, string) {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	dir := t.TempDir()
 	yaml := filepath.Join(dir, "server.yaml")
 	os.WriteFile(yaml, []byte(`

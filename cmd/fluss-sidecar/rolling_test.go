@@ -56,6 +56,7 @@ type backend struct {
 // remote dir, and starts probing its /readyz every probeEvery.
 func startBackend(t *testing.T, name, root, remote string, extra []string) *backend {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	args := append([]string{"serve",
 		"-Dbind.listeners=FLUSS://127.0.0.1:0",
 		"-Dzookeeper.address=" + zkAddr,

@@ -17,6 +17,7 @@ import (
 // TestS3RemoteDataDir runs the sidecar with remote.data.dir on S3 (an
 // in-process S3 server on loopback), configured with Fluss's s3.* keys.
 func TestS3RemoteDataDir(t *testing.T) {
+	zktest.SkipIfShort(t)
 	mem := s3mem.New()
 	if err := mem.CreateBucket("fluss"); err != nil {
 		t.Fatal(err)

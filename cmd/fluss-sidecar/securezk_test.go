@@ -69,6 +69,7 @@ func tlsProperties(kit *tlstest.Kit) string {
 
 func startSecuredZK(t *testing.T, setup string) *securedZK {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	z := &securedZK{kit: tlstest.New(t), dir: t.TempDir()}
 	saslCfg, err := zktest.SASLServerConfig(filepath.Join(z.dir, "zk"), map[string]string{saslUser: saslPassword}, zktest.SASLEnforced)
 	if err != nil {
@@ -288,6 +289,7 @@ func TestSecuredZooKeeperIgnoredProperties(t *testing.T) {
 // output.
 func zkJavaClient(t *testing.T, z *securedZK, args ...string) string {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	java, classpath, err := zktest.Java()
 	if err != nil {
 		t.Fatal(err)

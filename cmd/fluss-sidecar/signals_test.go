@@ -73,6 +73,7 @@ func TestSIGHUPDoesNotStopServe(t *testing.T) {
 // stderr lines.
 func serveProcess(t *testing.T, ctx context.Context, extra ...string) (*exec.Cmd, string, <-chan string) {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	args := append([]string{"serve",
 		"-Dbind.listeners=FLUSS://127.0.0.1:0",
 		"-Dzookeeper.address=" + zkAddr,

@@ -69,6 +69,7 @@ type promServer struct {
 // ends.
 func startPrometheus(t *testing.T, target, rulesPath string) *promServer {
 	t.Helper()
+	skipIfShort(t)
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Fatal("prometheus not found: run scripts/install-deps.sh (Debian: apt-get install -y prometheus)")

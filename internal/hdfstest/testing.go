@@ -19,9 +19,10 @@ var (
 // first use; the tests of a binary share it, each under its own directory.
 // A test that stops a server or changes the cluster's state must not run
 // in parallel with others and must restore it. Call StopShared from
-// TestMain.
+// TestMain. Under -short it skips the test (SkipIfShort).
 func Shared(tb testing.TB) *Cluster {
 	tb.Helper()
+	SkipIfShort(tb)
 	sharedOnce.Do(func() { shared, sharedErr = Start(context.Background(), Config{}) })
 	if sharedErr != nil {
 		tb.Fatal(sharedErr)
@@ -52,5 +53,15 @@ func RemoteDataDir(t *testing.T, env, dir string) string {
 	default:
 		t.Fatalf("%s=%q: want hdfs, file or unset", env, v)
 		return ""
+	}
+}
+
+// SkipIfShort skips tb under go test -short (make check), which starts no
+// HDFS and no JVM. Without -short it does nothing: a cluster that cannot
+// start fails the test.
+func SkipIfShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("hdfstest: needs an HDFS minicluster (a JVM); not run under -short")
 	}
 }

@@ -79,9 +79,11 @@ var (
 // port, in memory, without telemetry, and returns its blob endpoint
 // (http://127.0.0.1:port/devstoreaccount1) with the given containers
 // created. It installs Azurite through scripts/install-deps.sh when it is
-// missing. Call StopAzurite from TestMain.
+// missing. Call StopAzurite from TestMain. Under -short it skips the test
+// (SkipIfShort).
 func StartAzurite(tb testing.TB, containers ...string) string {
 	tb.Helper()
+	SkipIfShort(tb)
 	azuriteOnce.Do(func() { azuriteEndpoint, azuriteErr = runAzurite() })
 	if azuriteErr != nil {
 		tb.Fatal(azuriteErr)
@@ -186,5 +188,16 @@ func StopAzurite() {
 		syscall.Kill(-azuriteCmd.Process.Pid, syscall.SIGKILL)
 		<-azuriteExited
 		azuriteCmd = nil
+	}
+}
+
+// SkipIfShort skips tb under go test -short (make check), which runs no
+// emulator process (Azurite runs on node; StartS3 and StartGCS are in
+// process and run). Without -short it does nothing: an emulator that
+// cannot start fails the test.
+func SkipIfShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("storagetest: needs an emulator process (Azurite on node); not run under -short")
 	}
 }

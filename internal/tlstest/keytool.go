@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // JavaStores are stores written by Java's keytool from the kit, to prove
@@ -49,9 +51,11 @@ func (k *Kit) Keytool(tb testing.TB) JavaStores {
 }
 
 // RunKeytool runs Java's keytool with args. It skips the test when keytool
-// is not installed and fails it if keytool fails.
+// is not installed and fails it if keytool fails; under -short, where no
+// JVM runs, it skips the test (zktest.SkipIfShort).
 func RunKeytool(tb testing.TB, args ...string) {
 	tb.Helper()
+	zktest.SkipIfShort(tb)
 	tool, err := exec.LookPath("keytool")
 	if err != nil {
 		tb.Skipf("tlstest: keytool not installed: %v", err)

@@ -49,6 +49,7 @@ func StartZooKeeper(tb testing.TB, kit *Kit, clientAuth string) *zktest.Server {
 // server identity.
 func StartZooKeeperWith(tb testing.TB, kit *Kit, opts ServerOptions) *zktest.Server {
 	tb.Helper()
+	zktest.SkipIfShort(tb)
 	if opts.Format == "" {
 		opts.Format = PKCS12
 	}

@@ -19,6 +19,11 @@
 //
 // A test that stops or restarts the server starts its own with StartT.
 //
+// Under go test -short (make check) nothing here starts a server: Main runs
+// the tests without one, and StartT, RawConn and NewCutter (on the address
+// Main left empty) skip the test. A test that starts a server or a JVM
+// another way calls SkipIfShort first. Without -short nothing skips.
+//
 // Secured servers: SASLServerConfig describes a server with SASL
 // DIGEST-MD5 users (optional, or required through enforce.auth or
 // sessionRequireClientSASLAuth); start it with StartConfig. Its readiness

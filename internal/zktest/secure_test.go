@@ -64,6 +64,7 @@ func TestSASLServerConfig(t *testing.T) {
 // TestSASLEnforcedServer starts an enforcing server: it gets ready (the
 // probe needs no session) and refuses an anonymous client's request.
 func TestSASLEnforcedServer(t *testing.T) {
+	SkipIfShort(t)
 	cfg, err := SASLServerConfig(t.TempDir(), map[string]string{"bob": "bobsecret"}, SASLEnforced)
 	if err != nil {
 		t.Fatal(err)

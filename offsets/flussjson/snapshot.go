@@ -133,6 +133,7 @@ func DecodeSnapshot(data []byte) (offsets.Snapshot, error) {
 		return offsets.Snapshot{}, err
 	}
 	if version != snapshotVersion {
+		//lint:ignore ST1005 Fluss's own message, capital included
 		return offsets.Snapshot{}, fmt.Errorf("Unsupported ProducerOffsets version: %d, expected: %d", version, snapshotVersion)
 	}
 	exp, err := requiredInt(top, "expiration_time")

@@ -20,6 +20,7 @@ func TestMain(m *testing.M) {
 // connect opens a client on addr with root, closed at the end of the test.
 func connect(t *testing.T, addr, root string) *zk.Client {
 	t.Helper()
+	zktest.SkipIfShort(t)
 	c, err := zk.Connect(zktest.Context(t), zk.Config{Address: addr, Root: root})
 	if err != nil {
 		t.Fatal(err)

@@ -305,6 +305,7 @@ func TestReplaceSnapshotIf(t *testing.T) {
 // TestCreateSnapshotTooLarge: a snapshot over the buffer limit is refused
 // before it is sent, as permanent and not applied, and the session survives.
 func TestCreateSnapshotTooLarge(t *testing.T) {
+	zktest.SkipIfShort(t)
 	ctx := zktest.Context(t)
 	c, err := zk.Connect(ctx, zk.Config{Address: zkAddr, Root: zktest.UniqueRoot(), ServerMaxBuffer: 8192})
 	if err != nil {

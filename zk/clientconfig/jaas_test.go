@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // jaasCases are JAAS files the JVM reads too (TestJAASAsJavaReadsIt).
@@ -75,6 +77,7 @@ func TestParseJAASErrors(t *testing.T) {
 // TestJAASAsJavaReadsIt reads every case with the JVM's own JAAS
 // configuration (testdata/DumpJAAS.java) and checks the Go parser agrees.
 func TestJAASAsJavaReadsIt(t *testing.T) {
+	zktest.SkipIfShort(t)
 	java, err := exec.LookPath("java")
 	if err != nil {
 		t.Fatalf("java is needed to compare with the JVM's JAAS reader (make test installs it): %v", err)

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // propertyCases are files whose reading follows java.util.Properties; each
@@ -74,6 +76,7 @@ func TestPropertiesLineNumbers(t *testing.T) {
 // (Java 17's single-file launcher runs testdata/DumpProperties.java) and
 // checks the Go parser agrees character for character.
 func TestPropertiesAsJavaReadsThem(t *testing.T) {
+	zktest.SkipIfShort(t)
 	java, err := exec.LookPath("java")
 	if err != nil {
 		t.Fatalf("java is needed to compare with java.util.Properties (make test installs it): %v", err)

@@ -182,6 +182,7 @@ func TestEditDistance(t *testing.T) {
 // file says, and for a misspelling holds no value for the property meant,
 // which is the setting the sidecar refuses to lose in silence.
 func TestUnknownPropertiesAsZooKeeperReadsThem(t *testing.T) {
+	zktest.SkipIfShort(t)
 	java, classpath, err := zktest.Java()
 	if err != nil {
 		t.Fatalf("ZooKeeper's jars and java are needed to compare with ZKClientConfig (make test installs them): %v", err)

@@ -141,14 +141,6 @@ func (fs *FS) abs(key string) string {
 	return path.Join(fs.root, key)
 }
 
-// key returns the key of an HDFS path under the root.
-func (fs *FS) key(p string) string {
-	if fs.root == "/" {
-		return strings.TrimPrefix(p, "/")
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(p, fs.root), "/")
-}
-
 // ErrorCode maps an error of this driver to a gcerrors code.
 func (fs *FS) ErrorCode(err error) gcerrors.ErrorCode {
 	switch {
