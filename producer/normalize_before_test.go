@@ -138,7 +138,7 @@ func normalizeBefore(producerID string, tables []TableInput) ([]offsets.TableOff
 	addArray := func(t TableInput) *flusserr.Error {
 		i, ok := index[t.TableID]
 		if ok && out[i].ByBucket == nil {
-			return t.each(func(b BucketInput) *flusserr.Error { return addBucket(t.TableID, b, 0) })
+			return eachBefore(t, func(b BucketInput) *flusserr.Error { return addBucket(t.TableID, b, 0) })
 		}
 		var dst []int64
 		if ok {
@@ -197,4 +197,27 @@ func normalizeBefore(producerID string, tables []TableInput) ([]offsets.TableOff
 		}
 	}
 	return out, nil
+}
+
+// eachBefore is TableInput's each as normalizeBefore called it: f for
+// every bucket of the entry in the order they were sent.
+func eachBefore(t TableInput, f func(BucketInput) *flusserr.Error) *flusserr.Error {
+	if t.ByBucket == nil {
+		for _, b := range t.Buckets {
+			if err := f(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for id, v := range t.ByBucket {
+		if v == -1 {
+			continue
+		}
+		off := v
+		if err := f(BucketInput{BucketID: int32(min(id, math.MaxInt32)), LogEndOffset: &off}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
