@@ -61,13 +61,7 @@ func (n *normalizer) add(out []offsets.TableOffsets, t TableInput) ([]offsets.Ta
 	if t.ByBucket != nil {
 		return n.addArray(out, t)
 	}
-	var err *apierr.Error
-	for _, b := range t.Buckets {
-		if out, err = n.addBucket(out, t.TableID, b, len(t.Buckets)); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return n.addList(out, t)
 }
 
 // bad is the refusal of a bucket for breaking one of normalize's rules.
@@ -92,31 +86,39 @@ func check(tableID int64, b BucketInput) *apierr.Error {
 	return nil
 }
 
-// addBucket checks one bucket of a table held as a list, and appends it.
-func (n *normalizer) addBucket(out []offsets.TableOffsets, tableID int64, b BucketInput, sizeHint int) ([]offsets.TableOffsets, *apierr.Error) {
-	if err := check(tableID, b); err != nil {
-		return out, err
-	}
-	k := bucketKey{bucket: b.BucketID}
-	if b.PartitionID != nil {
-		k.partitioned, k.partition = true, *b.PartitionID
-	}
-	out, i := n.listTable(out, tableID, sizeHint)
-	prev := out[i].Buckets
-	// A table's buckets are all of one kind, so a duplicate is only looked
-	// for among buckets of the kind k is.
-	if len(prev) > 0 && prev[0].Partitioned != k.partitioned {
-		return out, bad("table %d mixes partitioned and non-partitioned buckets", tableID)
-	}
-	if n.repeats(tableID, prev, k) {
-		if k.partitioned {
-			return out, bad("table %d partition %d bucket %d appears more than once", tableID, k.partition, k.bucket)
+// addList checks an entry's buckets in the order they were sent, and
+// appends them to its table, held as a list.
+func (n *normalizer) addList(out []offsets.TableOffsets, t TableInput) ([]offsets.TableOffsets, *apierr.Error) {
+	i := -1 // the table's place in out, once a bucket has passed check
+	for b := range t.buckets() {
+		if err := check(t.TableID, b); err != nil {
+			return out, err
 		}
-		return out, bad("table %d bucket %d appears more than once", tableID, k.bucket)
+		if i < 0 {
+			out, i = n.listTable(out, t.TableID, len(t.Buckets))
+		}
+		k := bucketKey{bucket: b.BucketID}
+		if b.PartitionID != nil {
+			k.partitioned, k.partition = true, *b.PartitionID
+		}
+		prev := out[i].Buckets
+		// A table's buckets are all of one kind, so a duplicate is only
+		// looked for among buckets of the kind k is.
+		if len(prev) > 0 && prev[0].Partitioned != k.partitioned {
+			return out, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
+		}
+		if n.repeats(t.TableID, prev, k) {
+			if k.partitioned {
+				return out, bad("table %d partition %d bucket %d appears more than once", t.TableID, k.partition, k.bucket)
+			}
+			return out, bad("table %d bucket %d appears more than once", t.TableID, k.bucket)
+		}
+		// Appended in place (not from prev) so that the compiler updates
+		// only the length, without a write barrier for the pointer.
+		out[i].Buckets = append(out[i].Buckets, offsets.BucketOffset{
+			Partitioned: k.partitioned, PartitionID: k.partition, BucketID: k.bucket, LogEndOffset: *b.LogEndOffset,
+		})
 	}
-	out[i].Buckets = append(prev, offsets.BucketOffset{
-		Partitioned: k.partitioned, PartitionID: k.partition, BucketID: k.bucket, LogEndOffset: *b.LogEndOffset,
-	})
 	return out, nil
 }
 
@@ -168,14 +170,8 @@ func (n *normalizer) repeats(tableID int64, prev []offsets.BucketOffset, k bucke
 func (n *normalizer) addArray(out []offsets.TableOffsets, t TableInput) ([]offsets.TableOffsets, *apierr.Error) {
 	i, ok := n.index[t.TableID]
 	if ok && out[i].ByBucket == nil {
-		// The table is a list already: the entry's buckets join it one by one.
-		var err *apierr.Error
-		for b := range t.buckets() {
-			if out, err = n.addBucket(out, t.TableID, b, 0); err != nil {
-				return out, err
-			}
-		}
-		return out, nil
+		// The table is a list already: the entry's buckets join it.
+		return n.addList(out, t)
 	}
 	var dst []int64
 	if ok {
