@@ -42,7 +42,9 @@ type TableInput struct {
 	ByBucket []int64
 }
 
-// buckets yields the entry's buckets in the order they were sent.
+// buckets yields the entry's buckets in the order they were sent. For an
+// entry given ByBucket, LogEndOffset points into the array: read it, never
+// write it.
 func (t TableInput) buckets() iter.Seq[BucketInput] {
 	return func(yield func(BucketInput) bool) {
 		if t.ByBucket == nil {
@@ -57,8 +59,7 @@ func (t TableInput) buckets() iter.Seq[BucketInput] {
 			if v == -1 {
 				continue
 			}
-			off := v
-			if !yield(BucketInput{BucketID: int32(min(id, math.MaxInt32)), LogEndOffset: &off}) {
+			if !yield(BucketInput{BucketID: int32(min(id, math.MaxInt32)), LogEndOffset: &t.ByBucket[id]}) {
 				return
 			}
 		}

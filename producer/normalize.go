@@ -32,7 +32,12 @@ func normalize(producerID string, tables []TableInput) ([]offsets.TableOffsets, 
 	var out []offsets.TableOffsets
 	for _, t := range tables {
 		var err *apierr.Error
-		if out, err = n.add(out, t); err != nil {
+		if t.ByBucket != nil {
+			out, err = n.addArray(out, t)
+		} else {
+			out, err = n.addList(out, t)
+		}
+		if err != nil {
 			err.ProducerID = producerID
 			return nil, err.Fluss()
 		}
@@ -56,46 +61,43 @@ type normalizer struct {
 	adopted map[int64]bool
 }
 
-// add checks one entry of the request and merges its buckets into out.
-func (n *normalizer) add(out []offsets.TableOffsets, t TableInput) ([]offsets.TableOffsets, *apierr.Error) {
-	if t.ByBucket != nil {
-		return n.addArray(out, t)
-	}
-	return n.addList(out, t)
-}
-
 // bad is the refusal of a bucket for breaking one of normalize's rules.
 func bad(format string, args ...any) *apierr.Error {
 	return &apierr.Error{Class: apierr.ErrInvalidOffsets, Detail: fmt.Sprintf(format, args...)}
 }
 
-// check applies the rules that need nothing but the bucket.
-func check(tableID int64, b BucketInput) *apierr.Error {
-	if b.LogEndOffset == nil {
+// valid applies the rules that need nothing but the bucket; refusal says
+// which one it breaks.
+func valid(b BucketInput) bool {
+	// As a uint32, a negative bucket id is out of range too.
+	return b.LogEndOffset != nil && *b.LogEndOffset >= 0 && uint32(b.BucketID) <= MaxBucketID
+}
+
+// refusal is the answer to a bucket that is not valid.
+func refusal(tableID int64, b BucketInput) *apierr.Error {
+	switch {
+	case b.LogEndOffset == nil:
 		return bad("table %d bucket %d has no log_end_offset", tableID, b.BucketID)
-	}
-	if *b.LogEndOffset < 0 {
+	case *b.LogEndOffset < 0:
 		return bad("table %d bucket %d has negative log_end_offset %d", tableID, b.BucketID, *b.LogEndOffset)
-	}
-	if b.BucketID < 0 {
+	case b.BucketID < 0:
 		return bad("table %d has negative bucket id %d", tableID, b.BucketID)
 	}
-	if b.BucketID > MaxBucketID {
-		return &apierr.Error{Class: apierr.ErrBucketOutOfRange, TableID: tableID, BucketID: b.BucketID, MaxBucketID: MaxBucketID}
-	}
-	return nil
+	return &apierr.Error{Class: apierr.ErrBucketOutOfRange, TableID: tableID, BucketID: b.BucketID, MaxBucketID: MaxBucketID}
 }
 
 // addList checks an entry's buckets in the order they were sent, and
 // appends them to its table, held as a list.
 func (n *normalizer) addList(out []offsets.TableOffsets, t TableInput) ([]offsets.TableOffsets, *apierr.Error) {
-	i := -1 // the table's place in out, once a bucket has passed check
-	for b := range t.buckets() {
-		if err := check(t.TableID, b); err != nil {
-			return out, err
+	i := -1 // the table's place in out, once a bucket is valid
+	var seen *bucketSet
+	for _, b := range t.Buckets {
+		if !valid(b) {
+			return out, refusal(t.TableID, b)
 		}
 		if i < 0 {
 			out, i = n.listTable(out, t.TableID, len(t.Buckets))
+			seen = n.seen[t.TableID]
 		}
 		k := bucketKey{bucket: b.BucketID}
 		if b.PartitionID != nil {
@@ -107,12 +109,17 @@ func (n *normalizer) addList(out []offsets.TableOffsets, t TableInput) ([]offset
 		if len(prev) > 0 && prev[0].Partitioned != k.partitioned {
 			return out, bad("table %d mixes partitioned and non-partitioned buckets", t.TableID)
 		}
-		if n.repeats(t.TableID, prev, k) {
+		if seen == nil && len(prev) >= linearDupCheck {
+			seen = newBucketSet(k.partitioned, prev)
+			n.seen[t.TableID] = seen
+		}
+		if seen.has(prev, k) {
 			if k.partitioned {
 				return out, bad("table %d partition %d bucket %d appears more than once", t.TableID, k.partition, k.bucket)
 			}
 			return out, bad("table %d bucket %d appears more than once", t.TableID, k.bucket)
 		}
+		seen.add(k)
 		// Appended in place (not from prev) so that the compiler updates
 		// only the length, without a write barrier for the pointer.
 		out[i].Buckets = append(out[i].Buckets, offsets.BucketOffset{
@@ -139,30 +146,6 @@ func (n *normalizer) listTable(out []offsets.TableOffsets, tableID int64, sizeHi
 	return out, i
 }
 
-// repeats reports whether prev, a table's buckets so far, holds k, and
-// notes k in the table's bucketSet if it has one. Short lists are
-// scanned; a table indexes its buckets once it has linearDupCheck of them.
-func (n *normalizer) repeats(tableID int64, prev []offsets.BucketOffset, k bucketKey) bool {
-	s := n.seen[tableID]
-	if s == nil && len(prev) >= linearDupCheck {
-		s = newBucketSet(k.partitioned, prev)
-		n.seen[tableID] = s
-	}
-	if s == nil {
-		for _, p := range prev {
-			if p.BucketID == k.bucket && p.Partitioned == k.partitioned && p.PartitionID == k.partition {
-				return true
-			}
-		}
-		return false
-	}
-	if s.has(k) {
-		return true
-	}
-	s.add(k)
-	return false
-}
-
 // addArray checks the buckets of an entry given ByBucket, in the order
 // they were sent, and keeps them as an array when the table is one: the
 // entry's own array for a table's first entry, a copy once another
@@ -170,8 +153,15 @@ func (n *normalizer) repeats(tableID int64, prev []offsets.BucketOffset, k bucke
 func (n *normalizer) addArray(out []offsets.TableOffsets, t TableInput) ([]offsets.TableOffsets, *apierr.Error) {
 	i, ok := n.index[t.TableID]
 	if ok && out[i].ByBucket == nil {
-		// The table is a list already: the entry's buckets join it.
-		return n.addList(out, t)
+		// The table is a list already: the entry's buckets join it one by
+		// one.
+		var err *apierr.Error
+		for b := range t.buckets() {
+			if out, err = n.addList(out, TableInput{TableID: t.TableID, Buckets: []BucketInput{b}}); err != nil {
+				return out, err
+			}
+		}
+		return out, nil
 	}
 	var dst []int64
 	if ok {
@@ -211,8 +201,8 @@ func checkArray(t TableInput, dst []int64) (last int, err *apierr.Error) {
 			continue
 		}
 		off := v
-		if err := check(t.TableID, BucketInput{BucketID: int32(min(id, math.MaxInt32)), LogEndOffset: &off}); err != nil {
-			return 0, err
+		if b := (BucketInput{BucketID: int32(min(id, math.MaxInt32)), LogEndOffset: &off}); !valid(b) {
+			return 0, refusal(t.TableID, b)
 		}
 		if id < len(dst) && dst[id] != -1 {
 			return 0, bad("table %d bucket %d appears more than once", t.TableID, id)
@@ -268,16 +258,30 @@ func newBucketSet(partitioned bool, list []offsets.BucketOffset) *bucketSet {
 	return s
 }
 
+// add notes k in s; a nil s notes nothing.
 func (s *bucketSet) add(k bucketKey) {
-	if k.partitioned {
+	switch {
+	case s == nil:
+	case k.partitioned:
 		s.parts[k] = true
-	} else {
+	default:
 		s.plain[k.bucket/64] |= 1 << (k.bucket % 64)
 	}
 }
 
-func (s *bucketSet) has(k bucketKey) bool {
-	if k.partitioned {
+// has reports whether k is among list, a table's buckets so far, as s
+// indexes them; a nil s (the table has fewer than linearDupCheck buckets)
+// has them scanned.
+func (s *bucketSet) has(list []offsets.BucketOffset, k bucketKey) bool {
+	switch {
+	case s == nil:
+		for _, p := range list {
+			if p.BucketID == k.bucket && p.Partitioned == k.partitioned && p.PartitionID == k.partition {
+				return true
+			}
+		}
+		return false
+	case k.partitioned:
 		return s.parts[k]
 	}
 	return s.plain[k.bucket/64]&(1<<(k.bucket%64)) != 0
