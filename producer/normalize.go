@@ -233,8 +233,8 @@ type bucketKey struct {
 	bucket      int32
 }
 
-// bucketSet indexes the buckets of a table that has grown past
-// linearDupCheck, for the duplicate check: a bit per bucket id (16 KiB)
+// bucketSet indexes the buckets of a table once it has linearDupCheck of
+// them, for the duplicate check: a bit per bucket id (16 KiB)
 // when they are plain, a map when they are partitioned. A map for every
 // table would cost ~50 bytes a bucket in a million-bucket request, and
 // most tables of a register have a few buckets, found by a scan.
