@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,20 +20,7 @@ import (
 func TestControlCommandAgainstServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--embedded", "--listen", "127.0.0.1:0", "--tablet-listen", "127.0.0.1:0", "--control", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), runAsCommand+"=1")
-	cmd.Dir = t.TempDir()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	out := bufio.NewReader(stdout)
+	cmd, out, stderr := startEmbeddedServe(t, ctx, "--control", "127.0.0.1:0")
 	first, _ := out.ReadString('\n')
 	second, err := out.ReadString('\n')
 	addr := strings.TrimSpace(first)

@@ -30,20 +30,7 @@ const runAsCommand = "FLUSS_SIDECAR_TEST_RUN_COMMAND"
 func TestServeEmbeddedProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--embedded", "--listen", "127.0.0.1:0", "--tablet-listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), runAsCommand+"=1")
-	cmd.Dir = t.TempDir()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	out := bufio.NewReader(stdout)
+	cmd, out, stderr := startEmbeddedServe(t, ctx)
 	first, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("first stdout line: %v (stderr: %s)", err, stderr.String())
@@ -140,4 +127,27 @@ func TestServeFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
+}
+
+// startEmbeddedServe runs this test binary as `serve --embedded` on
+// loopback ports chosen by the system, with extra arguments, in a
+// temporary folder; it returns the process (killed when the test ends),
+// its stdout and its stderr.
+func startEmbeddedServe(t *testing.T, ctx context.Context, extra ...string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
+	t.Helper()
+	args := append([]string{"serve", "--embedded", "--listen", "127.0.0.1:0", "--tablet-listen", "127.0.0.1:0"}, extra...)
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runAsCommand+"=1")
+	cmd.Dir = t.TempDir()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, bufio.NewReader(stdout), stderr
 }
