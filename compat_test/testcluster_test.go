@@ -29,6 +29,16 @@ type clusterInfo struct {
 	ControlURL           string  `json:"control_url"`
 }
 
+// stopLaunchedAtEnd stops the launched cluster name when the test ends,
+// whatever its outcome (a stop of a name that is not running succeeds).
+func stopLaunchedAtEnd(t *testing.T, bin, tmp, name string) {
+	t.Cleanup(func() {
+		stop := exec.Command(bin, "stop", "--name", name)
+		stop.Env = append(os.Environ(), "TMPDIR="+tmp)
+		stop.Run()
+	})
+}
+
 // runLauncher runs the launcher as the harnesses do (a plain subprocess,
 // output captured, exit status checked) and returns its stdout.
 func runLauncher(t *testing.T, ctx context.Context, bin, tmp string, args ...string) string {
@@ -105,14 +115,7 @@ func TestTestClusterLauncher(t *testing.T) {
 	tmp := t.TempDir()
 	name := "compat-" + strconv.Itoa(os.Getpid())
 	port := freePortPair(t)
-	stopped := false
-	defer func() {
-		if !stopped {
-			stop := exec.Command(bin, "stop", "--name", name)
-			stop.Env = append(os.Environ(), "TMPDIR="+tmp)
-			stop.Run()
-		}
-	}()
+	stopLaunchedAtEnd(t, bin, tmp, name)
 	first := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
 	if first.SASLBootstrapServers == nil || *first.SASLBootstrapServers != "127.0.0.1:"+strconv.Itoa(port) ||
 		first.BootstrapServers != "127.0.0.1:"+strconv.Itoa(port+100) {
@@ -175,7 +178,6 @@ func TestTestClusterLauncher(t *testing.T) {
 	}
 
 	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
-	stopped = true
 	for _, addr := range []string{first.BootstrapServers, *first.SASLBootstrapServers} {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
@@ -202,14 +204,7 @@ func TestTestClusterLauncherRustClient(t *testing.T) {
 	tmp := t.TempDir()
 	name := "compat-rust-" + strconv.Itoa(os.Getpid())
 	port := freePortPair(t)
-	stopped := false
-	defer func() {
-		if !stopped {
-			stop := exec.Command(bin, "stop", "--name", name)
-			stop.Env = append(os.Environ(), "TMPDIR="+tmp)
-			stop.Run()
-		}
-	}()
+	stopLaunchedAtEnd(t, bin, tmp, name)
 	ci := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
 	if ci.SASLBootstrapServers == nil {
 		t.Fatalf("CLUSTER_JSON %+v: no sasl_bootstrap_servers after --sasl", ci)
@@ -243,7 +238,6 @@ func TestTestClusterLauncherRustClient(t *testing.T) {
 		}
 	}
 	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
-	stopped = true
 	if c, err := net.DialTimeout("tcp", ci.BootstrapServers, time.Second); err == nil {
 		c.Close()
 		t.Fatalf("%s still accepts connections after stop", ci.BootstrapServers)
