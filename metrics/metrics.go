@@ -64,7 +64,12 @@ type Metrics struct {
 	cleanupLeader  prometheus.Gauge
 
 	registryRequests *prometheus.CounterVec
-	clientNames      clientNames
+	// registrySeries caches registryRequests' children by operation,
+	// client name and outcome, for names that have a label of their own,
+	// as series does by api key: a GET of the quick path then takes no lock
+	// and hashes no labels. Bounded: MaxClientNames names.
+	registrySeries sync.Map // registryKey → prometheus.Counter
+	clientNames    clientNames
 
 	funcsMu sync.Mutex
 	funcs   map[string]bool // GaugeFuncs registered by name
@@ -371,8 +376,24 @@ func (c *clientNames) label(name string) string {
 // software (bounded already by wire.ClientSoftwareText, in number here)
 // and outcome.
 func (m *Metrics) RegistryRequest(op, client, outcome string) {
-	m.registryRequests.WithLabelValues(op, m.clientNames.label(client), outcome).Inc()
+	k := registryKey{op, client, outcome}
+	if c, ok := m.registrySeries.Load(k); ok {
+		c.(prometheus.Counter).Inc()
+		return
+	}
+	label := m.clientNames.label(client)
+	c := m.registryRequests.WithLabelValues(op, label, outcome)
+	if label == client || client == "" {
+		// Only names with a label of their own (or none sent) are kept: "other" stands for
+		// any number of names, which must not grow the cache.
+		m.registrySeries.Store(k, c)
+	}
+	c.Inc()
 }
+
+// registryKey names one series of audit_registryRequestsTotal by the
+// client name as sent.
+type registryKey struct{ op, client, outcome string }
 
 // Interface checks.
 var (
