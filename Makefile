@@ -130,7 +130,7 @@ bench: test-deps ## every benchmark beside its same-run baselines (scripts/bench
 # getData, and past sidecar.snapshot-cache.max-entries (docs/limits.md,
 # "Many producers"). Not part of make bench: filling ZooKeeper takes a while.
 bench-producers: test-deps ## 100,000 producer snapshots: start-up, listing, GET storm, cache limits
-	@out=$$($(GO) test ./bench/ -run='^$$' -bench='ManyProducers' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$$out"; exit 1; }; \
+	@out=$$($(GO) test ./tests/bench/ -run='^$$' -bench='ManyProducers' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | sed -n 's/^many| /  /p; /^BenchmarkManyProducers/p'
 
 # Job-scale benchmarks, kept out of make bench (minutes, and thousands of
@@ -139,7 +139,7 @@ bench-producers: test-deps ## 100,000 producer snapshots: start-up, listing, GET
 bench-scale: test-deps ## connections at job scale: memory per idle connection, GET storms at 1k-16k
 	scripts/bench-scale.sh
 
-# The linearizability checker's long version (lincheck/): every scenario for
+# The linearizability checker's long version (tests/lincheck/): every scenario for
 # 15 s with three faults, three runs in a row; each must pass. Extra sidecar
 # settings: make lincheck LINCHECK_KV='sidecar.snapshot-cache.max-bytes=0'
 # On HDFS (a minicluster per run) instead of a local directory:
@@ -147,10 +147,10 @@ bench-scale: test-deps ## connections at job scale: memory per idle connection, 
 lincheck: deps ## the linearizability checker's long run, three times
 	@for i in 1 2 3; do \
 		echo "lincheck run $$i of 3"; \
-		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" LINCHECK_REMOTE="$(LINCHECK_REMOTE)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget|TestEnsembleKeepsAcknowledgedWrites|TestSyncThenReadAfterAnotherServersAck' ./lincheck/ || exit 1; \
+		LINCHECK_LONG=1 LINCHECK_KV="$(LINCHECK_KV)" LINCHECK_REMOTE="$(LINCHECK_REMOTE)" $(GO) test -count=1 -timeout 30m -v -run 'TestLinearizable|TestCheckerCatchesStaleTarget|TestEnsembleKeepsAcknowledgedWrites|TestSyncThenReadAfterAnotherServersAck' ./tests/lincheck/ || exit 1; \
 	done
 
-# The long run (soak/): two sidecar processes on one ZooKeeper under a GET
+# The long run (tests/soak/): two sidecar processes on one ZooKeeper under a GET
 # storm, job cycles, connection churn and bad input, one restarted with
 # SIGTERM every SOAK_RESTART_EVERY; fails when the other's memory,
 # goroutines, descriptors or cache grow past what its live data explains
@@ -160,7 +160,7 @@ SOAK_DURATION ?= 30m
 SOAK_RESTART_EVERY ?= 1m
 SOAK_TIMEOUT ?= 3h
 soak: deps ## the long run: two sidecars on one ZooKeeper for SOAK_DURATION with restarts
-	SOAK_REMOTE=$(SOAK_REMOTE) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART_EVERY=$(SOAK_RESTART_EVERY) $(GO) test -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./soak/
+	SOAK_REMOTE=$(SOAK_REMOTE) SOAK_DURATION=$(SOAK_DURATION) SOAK_RESTART_EVERY=$(SOAK_RESTART_EVERY) $(GO) test -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./tests/soak/
 
 # Runs compat_test's Python and Java clients against a running sidecar (see
 # compat_test/README.md): make compat BOOTSTRAP=host:port

@@ -31,7 +31,7 @@ type Snapshots interface {
 	RawSnapshot(ctx context.Context, producerID string) ([]byte, error)
 }
 
-// Files reads (and, for repair, deletes) offsets files. remote.Store
+// Files reads (and, for repair, deletes) offsets files. remotestore.Store
 // implements it.
 type Files interface {
 	ReadOffsets(ctx context.Context, offsetsPath string) (offsets.TableOffsets, error)
@@ -89,7 +89,7 @@ type Table struct {
 	// Offsets is the decoded file; valid only when Err is nil.
 	Offsets offsets.TableOffsets
 	// Err is why the file could not be read: it wraps storage.ErrNotFound,
-	// remote.ErrOutsidePath, flussjson.ErrMalformedOffsetsFile or an I/O error.
+	// remotestore.ErrOutsidePath, flussjson.ErrMalformedOffsetsFile or an I/O error.
 	Err error
 }
 

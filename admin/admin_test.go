@@ -15,7 +15,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -42,7 +42,7 @@ func ctxT(t testing.TB) context.Context {
 type env struct {
 	t     testing.TB
 	zc    *zk.Client
-	files *remote.Store
+	files *remotestore.Store
 	dir   string // remote.data.dir
 	admin *Admin
 	seq   int
@@ -57,7 +57,7 @@ func newEnv(t testing.TB) *env {
 	}
 	t.Cleanup(zc.Close)
 	dir := filepath.Join(t.TempDir(), "remote")
-	files, err := remote.Open(ctxT(t), "file://"+dir, remote.Options{})
+	files, err := remotestore.Open(ctxT(t), "file://"+dir, remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

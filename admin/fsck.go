@@ -12,7 +12,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
 
@@ -143,7 +143,7 @@ func (a *Admin) Fsck(ctx context.Context, opts FsckOptions, onFinding func(Findi
 			age := int64(now.Sub(st.info.ModTime) / time.Second)
 			kind := KindOrphanFile
 			detail := "no snapshot names this file"
-			if !strings.HasSuffix(st.info.Path, remote.OffsetsFileSuffix) {
+			if !strings.HasSuffix(st.info.Path, remotestore.OffsetsFileSuffix) {
 				kind = KindTemporaryFile
 				detail = "a file left by an interrupted write; no snapshot names it"
 			} else if m := a.checkContent(ctx, st); m != "" {
@@ -186,7 +186,7 @@ func (a *Admin) checkReference(producerID string, t Table, files map[string]*fil
 		}
 	}
 	switch {
-	case errors.Is(t.Err, remote.ErrOutsidePath) || qerr != nil:
+	case errors.Is(t.Err, remotestore.ErrOutsidePath) || qerr != nil:
 		f.Kind, f.Detail = KindDanglingReference, "the path is not a file in a table directory of the remote producers directory"
 		return emit(f)
 	case errors.Is(t.Err, storage.ErrNotFound):

@@ -25,10 +25,11 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/readindex"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -39,7 +40,7 @@ import (
 type App struct {
 	log      hclog.Logger
 	zk       *zk.Client
-	files    *remote.Store
+	files    *remotestore.Store
 	registry *producer.Registry
 	cache    *snapcache.Cache
 	authz    *authz.Authorizer
@@ -120,7 +121,7 @@ func Start(ctx context.Context, s Settings, opts Options) (*App, error) {
 	// No try of a storage call outlives a request: the SDKs have no
 	// deadline of their own, and cleanup's calls have none either.
 	ropts.AttemptTimeout = s.RequestTimeout
-	files, err := remote.Open(ctx, s.RemoteDataDir, ropts)
+	files, err := remotestore.Open(ctx, s.RemoteDataDir, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("open %s %s: %w", s.RemoteDataDirKey, s.RemoteDataDir, err)
 	}

@@ -14,15 +14,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/fluss-sidecar/fluss-sidecar/app/opshttp"
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
 	"github.com/fluss-sidecar/fluss-sidecar/cleanup"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/metrics"
-	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/counted"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -150,7 +150,7 @@ func (o *ops) auditObserver() sidecar.AuditObserver {
 	return o.m
 }
 
-func (o *ops) remoteObserver() remote.Observer {
+func (o *ops) remoteObserver() remotestore.Observer {
 	if o.m == nil {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (o *ops) remoteObserver() remote.Observer {
 // watch starts what readiness and the gauges read: the ZooKeeper session,
 // the upstream (proxy mode) and the remote storage probe (see
 // probeStorage).
-func (o *ops) watch(zc *zk.Client, files *remote.Store, upstream proxy.UpstreamSource, interval time.Duration) {
+func (o *ops) watch(zc *zk.Client, files *remotestore.Store, upstream proxy.UpstreamSource, interval time.Duration) {
 	o.mu.Lock()
 	o.zkConnected = zc.Connected
 	o.upstream = upstream

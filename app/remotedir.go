@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
 )
 
 // The remote directory, where offsets files go, as a Fluss coordinator
@@ -19,7 +19,7 @@ import (
 //
 // Every entry of remote.data.dirs must be a path Fluss can parse, as a
 // Fluss 1.0 server checks at start; the one used is then opened by
-// remote.Open like any remote.data.dir.
+// remotestore.Open like any remote.data.dir.
 
 // readRemoteDir sets RemoteDataDir, RemoteDataDirKey and RemoteDataDirs.
 // Embedded mode keeps nothing remote (embeddedSettings refuses both keys).

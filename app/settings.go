@@ -10,8 +10,8 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/authz"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
 )
 
 // Settings is everything the sidecar reads from Fluss configuration, with

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
 )
 
 func TestStorageKeys(t *testing.T) {
@@ -70,7 +70,7 @@ func TestStorageKeys(t *testing.T) {
 			if got := (s3{s.S3Endpoint, s.S3Region, s.S3AccessKey, s.S3SecretKey}); got != c.s3 {
 				t.Errorf("s3 %+v, want %+v", got, c.s3)
 			}
-			opts := s.RemoteOptions(nil)
+			opts := s.RemoteOptions(nil).Remote
 			if opts.GCS != c.gcs || opts.Azure != c.azure {
 				t.Errorf("gcs %+v azure %+v, want %+v %+v", opts.GCS, opts.Azure, c.gcs, c.azure)
 			}
@@ -140,7 +140,7 @@ func TestHadoopConf(t *testing.T) {
 			if !maps.Equal(s.HDFS.Conf, c.want) {
 				t.Errorf("conf %v, want %v", s.HDFS.Conf, c.want)
 			}
-			if got := s.RemoteOptions(nil).HDFS.Conf; !maps.Equal(got, c.want) {
+			if got := s.RemoteOptions(nil).Remote.HDFS.Conf; !maps.Equal(got, c.want) {
 				t.Errorf("RemoteOptions conf %v", got)
 			}
 			if w := CheckKeys(cfg); len(w) != 0 {

@@ -23,8 +23,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/storagetest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
+	"github.com/fluss-sidecar/fluss-sidecar/remote"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
@@ -54,7 +55,7 @@ type faultBackend struct {
 	// exercised reports whether the fault met any traffic since set.
 	exercised func() bool
 	// inspect opens the same remote.data.dir without the fault.
-	inspect func(t *testing.T) *remote.Store
+	inspect func(t *testing.T) *remotestore.Store
 }
 
 func relayFaults() []string {
@@ -65,7 +66,7 @@ func relayFaults() []string {
 	return out
 }
 
-func relayBackend(t *testing.T, name, target string, kv func(endpoint string) map[string]string, direct remote.Options) faultBackend {
+func relayBackend(t *testing.T, name, target string, kv func(endpoint string) map[string]string, direct remotestore.Options) faultBackend {
 	r, err := faultrelay.Start(target)
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +87,8 @@ func relayBackend(t *testing.T, name, target string, kv func(endpoint string) ma
 		}
 	}
 	b.exercised = func() bool { return r.Faulted() > mark }
-	b.inspect = func(t *testing.T) *remote.Store {
-		s, err := remote.Open(context.Background(), b.kv["remote.data.dir"], direct)
+	b.inspect = func(t *testing.T) *remotestore.Store {
+		s, err := remotestore.Open(context.Background(), b.kv["remote.data.dir"], direct)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +110,7 @@ func s3FaultBackend(t *testing.T) faultBackend {
 		return map[string]string{"remote.data.dir": "s3://fluss/faults", "s3.endpoint": endpoint, "s3.region": "us-east-1",
 			"s3.access-key": "k", "s3.secret-key": "s", "s3.path.style.access": "true"}
 	}
-	return relayBackend(t, "s3", hostPort(url), kv, remote.Options{S3Endpoint: url, S3Region: "us-east-1", S3AccessKey: "k", S3SecretKey: "s", S3PathStyle: true})
+	return relayBackend(t, "s3", hostPort(url), kv, remotestore.Options{Remote: remote.Options{S3Endpoint: url, S3Region: "us-east-1", S3AccessKey: "k", S3SecretKey: "s", S3PathStyle: true}})
 }
 
 func gcsFaultBackend(t *testing.T) faultBackend {
@@ -117,7 +118,7 @@ func gcsFaultBackend(t *testing.T) faultBackend {
 	kv := func(endpoint string) map[string]string {
 		return map[string]string{"remote.data.dir": "gs://fluss/faults", "fs.gs.storage.root.url": endpoint + "/", "fs.gs.auth.type": "UNAUTHENTICATED"}
 	}
-	return relayBackend(t, "gs", hostPort(url), kv, remote.Options{GCS: remote.GCSOptions{Endpoint: url, Unauthenticated: true}})
+	return relayBackend(t, "gs", hostPort(url), kv, remotestore.Options{Remote: remote.Options{GCS: remote.GCSOptions{Endpoint: url, Unauthenticated: true}}})
 }
 
 func azureFaultBackend(t *testing.T) faultBackend {
@@ -127,7 +128,7 @@ func azureFaultBackend(t *testing.T) faultBackend {
 		return map[string]string{"remote.data.dir": dir, "fs.azure.account.key": storagetest.AzuriteKey,
 			app.KeyAzureEndpoint: relayURL + "/" + storagetest.AzuriteAccount}
 	}
-	return relayBackend(t, "abfs", hostPort(endpoint), kv, remote.Options{Azure: remote.AzureOptions{AccountKey: storagetest.AzuriteKey, Endpoint: endpoint}})
+	return relayBackend(t, "abfs", hostPort(endpoint), kv, remotestore.Options{Remote: remote.Options{Azure: remote.AzureOptions{AccountKey: storagetest.AzuriteKey, Endpoint: endpoint}}})
 }
 
 // fileFaultBackend puts remote.data.dir on a small tmpfs (root only, as
@@ -174,8 +175,8 @@ func fileFaultBackend(t *testing.T) (faultBackend, bool) {
 		current = fault
 	}
 	b.exercised = func() bool { return false } // so the failed storage calls are checked
-	b.inspect = func(t *testing.T) *remote.Store {
-		s, err := remote.Open(context.Background(), "file://"+dir, remote.Options{})
+	b.inspect = func(t *testing.T) *remotestore.Store {
+		s, err := remotestore.Open(context.Background(), "file://"+dir, remotestore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +295,7 @@ func runFaultMatrix(t *testing.T, b faultBackend) {
 	}
 	ropts := settings.RemoteOptions(nil)
 	ropts.AttemptTimeout = settings.RequestTimeout
-	faulted, err := remote.Open(context.Background(), settings.RemoteDataDir, ropts)
+	faulted, err := remotestore.Open(context.Background(), settings.RemoteDataDir, ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +483,7 @@ func runFaultMatrix(t *testing.T, b faultBackend) {
 
 // checkNothingHalfWritten reads every object under producers/ without the
 // fault: each is a complete offsets file.
-func checkNothingHalfWritten(t *testing.T, ctx context.Context, s *remote.Store) {
+func checkNothingHalfWritten(t *testing.T, ctx context.Context, s *remotestore.Store) {
 	t.Helper()
 	dirs, err := s.ListProducerDirs(ctx)
 	if err != nil {
@@ -494,7 +495,7 @@ func checkNothingHalfWritten(t *testing.T, ctx context.Context, s *remote.Store)
 			t.Fatalf("list %s: %v", d, err)
 		}
 		for _, f := range files {
-			if !strings.HasSuffix(f.Path, remote.OffsetsFileSuffix) {
+			if !strings.HasSuffix(f.Path, remotestore.OffsetsFileSuffix) {
 				t.Errorf("left behind: %s", f.Path)
 				continue
 			}

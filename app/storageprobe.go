@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 )
 
 // probeStorage probes remote storage where offsets files go (a file
@@ -13,7 +13,7 @@ import (
 // so that /readyz reports storage that stops accepting writes after the
 // start (a full or read-only disk, a revoked permission, an endpoint gone)
 // and recovers when it takes them again.
-func (o *ops) probeStorage(ctx context.Context, files *remote.Store, interval time.Duration) {
+func (o *ops) probeStorage(ctx context.Context, files *remotestore.Store, interval time.Duration) {
 	const firstBackoff = 500 * time.Millisecond
 	backoff := firstBackoff
 	dir := files.ProducersDir().String()

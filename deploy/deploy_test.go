@@ -25,9 +25,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/app/opshttp"
 	"github.com/fluss-sidecar/fluss-sidecar/assembly"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
-	"github.com/fluss-sidecar/fluss-sidecar/opshttp"
 )
 
 // servedPaths are the HTTP paths probes and scrapes may use;

@@ -24,7 +24,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/buildinfo"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -397,7 +397,7 @@ type registryKey struct{ op, client, outcome string }
 
 // Interface checks.
 var (
-	_ wire.Observer      = (*Metrics)(nil)
-	_ zk.SessionObserver = (*Metrics)(nil)
-	_ remote.Observer    = (*Metrics)(nil)
+	_ wire.Observer        = (*Metrics)(nil)
+	_ zk.SessionObserver   = (*Metrics)(nil)
+	_ remotestore.Observer = (*Metrics)(nil)
 )

@@ -20,7 +20,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -34,10 +34,10 @@ func TestMain(m *testing.M) {
 // env is one registry over a real ZooKeeper (own root) and a remote dir.
 type env struct {
 	root     string
-	dir      string // local remote.data.dir as given to remote.Open
+	dir      string // local remote.data.dir as given to remotestore.Open
 	zc       *zk.Client
 	store    *zkstore.Store
-	files    *remote.Store
+	files    *remotestore.Store
 	reg      *producer.Registry
 	clock    *fakeClock
 	localDir string // the directory on disk
@@ -83,7 +83,7 @@ func (e *env) open(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { zc.Close() })
-	files, err := remote.Open(ctx, e.dir, remote.Options{})
+	files, err := remotestore.Open(ctx, e.dir, remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/snapcache"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
@@ -32,7 +32,7 @@ import (
 type sidecarInstance struct {
 	zc    *zk.Client
 	store *zkstore.Store
-	files *remote.Store
+	files *remotestore.Store
 	reg   *producer.Registry
 }
 
@@ -46,7 +46,7 @@ func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 		t.Fatal(err)
 	}
 	t.Cleanup(zc.Close)
-	files, err := remote.Open(ctx, dir, remote.Options{})
+	files, err := remotestore.Open(ctx, dir, remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestTwoSidecarsRaceOverExpired(t *testing.T) {
 // cleanup by delete-if-version.
 type coordinator struct {
 	zc    *zk.Client
-	files *remote.Store
+	files *remotestore.Store
 }
 
 func (c *coordinator) store(ctx context.Context, id string, off int64) (bool, error) {

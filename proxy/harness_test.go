@@ -18,7 +18,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -93,7 +93,7 @@ func newRealLocal(t *testing.T, advertised config.Listener) *realLocal {
 		t.Fatal(err)
 	}
 	t.Cleanup(zc.Close)
-	files, err := remote.Open(ctx, "file://"+t.TempDir(), remote.Options{})
+	files, err := remotestore.Open(ctx, "file://"+t.TempDir(), remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ echo "machine: $(nproc) CPUs, open-files limit $(ulimit -n), $(go env GOOS)/$(go
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (modified)')"
 
 echo
-echo "== Idle connections: server RSS growth per connection answered API_VERSIONS (go test ./bench -bench IdleConns) =="
-out=$(go test ./bench/ -run='^$' -bench='IdleConns' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$out"; exit 1; }
+echo "== Idle connections: server RSS growth per connection answered API_VERSIONS (go test ./tests/bench -bench IdleConns) =="
+out=$(go test ./tests/bench/ -run='^$' -bench='IdleConns' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | sed -n 's/^idle| /  /p'
 echo "$out" | awk '/^BenchmarkIdleConns\// {
 	for (i = 2; i < NF; i++) {
@@ -30,8 +30,8 @@ echo "$out" | awk '/^BenchmarkIdleConns\// {
 }'
 
 echo
-echo "== GET storm at job scale, default settings (go test ./bench -bench GetStormScale) =="
-out=$(go test ./bench/ -run='^$' -bench='GetStormScale' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$out"; exit 1; }
+echo "== GET storm at job scale, default settings (go test ./tests/bench -bench GetStormScale) =="
+out=$(go test ./tests/bench/ -run='^$' -bench='GetStormScale' -benchtime=1x -count=1 -timeout 30m 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | sed -n 's/^scale| /  /p'
 echo "$out" | awk '/^BenchmarkGetStormScale/ {
 	for (i = 2; i < NF; i++) if ($(i+1) ~ /\/nothing$/) {

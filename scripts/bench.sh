@@ -32,8 +32,8 @@ metric() {
 }
 
 echo
-echo "== GET storm: one producer id, one GET in flight per connection (go test ./bench -bench 'GetStorm$') =="
-out=$(go test ./bench/ -run='^$' -bench='GetStorm$' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
+echo "== GET storm: one producer id, one GET in flight per connection (go test ./tests/bench -bench 'GetStorm$') =="
+out=$(go test ./tests/bench/ -run='^$' -bench='GetStorm$' -benchtime=1x -count=1 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | sed -n 's/^storm| /  /p'
 for c in 16 64 256; do
 	printf '  %3d connections, linearizable (default): sidecar/do-nothing %s (target >= 0.7), sidecar/zk %s (target >= 1.5), p99 sidecar/zk %s (target <= 1; do-nothing/zk %s), without cache sidecar/zk %s, do-nothing/zk %s\n' \
@@ -76,8 +76,8 @@ if [ "$coordinator" = yes ]; then
 fi
 
 echo
-echo "== Allocations per GET, client and server together (go test ./bench -bench 'Get$' -benchmem) =="
-out=$(go test ./bench/ -run='^$' -bench='Get$' -benchmem -benchtime=20000x -count=1 2>&1) || { echo "$out"; exit 1; }
+echo "== Allocations per GET, client and server together (go test ./tests/bench -bench 'Get$' -benchmem) =="
+out=$(go test ./tests/bench/ -run='^$' -bench='Get$' -benchmem -benchtime=20000x -count=1 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | grep -E '^BenchmarkGet/' | awk '{ printf "  %-22s %8.1f us/op %7s B/op %5s allocs/op\n", $1, $3/1000, $5, $7 }'
 
 echo
@@ -91,8 +91,8 @@ for b in 'BenchmarkForwardingOverhead-' 'BenchmarkForwardingOverheadPipelined-';
 done
 
 echo
-echo "== Lifecycle (linearizable reads, the default): sidecar, registry and bare storage operations in alternating rounds (go test ./bench -bench LifecyclePair, count $count) =="
-out=$(go test ./bench/ -run='^$' -bench='LifecyclePair' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
+echo "== Lifecycle (linearizable reads, the default): sidecar, registry and bare storage operations in alternating rounds (go test ./tests/bench -bench LifecyclePair, count $count) =="
+out=$(go test ./tests/bench/ -run='^$' -bench='LifecyclePair' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
 printf '  throughput sidecar/baseline %s (target >= 0.8): sidecar %s, baseline %s lifecycles/s; the registry in process (no RPC) / baseline %s\n' \
 	"$(metric sidecar/baseline BenchmarkLifecyclePair)" "$(metric sidecar-lifecycles/s BenchmarkLifecyclePair)" "$(metric baseline-lifecycles/s BenchmarkLifecyclePair)" \
 	"$(metric registry/baseline BenchmarkLifecyclePair)"
@@ -102,15 +102,15 @@ printf '  CPU per lifecycle, sidecar (with its client) / registry / baseline: th
 
 echo
 echo "== Lifecycle with sidecar.read-consistency: sequential (GETs answered without a sync; count $count) =="
-out=$(FLUSS_BENCH_READ_CONSISTENCY=sequential go test ./bench/ -run='^$' -bench='LifecyclePair' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
+out=$(FLUSS_BENCH_READ_CONSISTENCY=sequential go test ./tests/bench/ -run='^$' -bench='LifecyclePair' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
 printf '  throughput sidecar/baseline %s: sidecar %s, baseline %s lifecycles/s; ZooKeeper CPU per lifecycle, sidecar / baseline: %s / %s us\n' \
 	"$(metric sidecar/baseline BenchmarkLifecyclePair)" "$(metric sidecar-lifecycles/s BenchmarkLifecyclePair)" "$(metric baseline-lifecycles/s BenchmarkLifecyclePair)" \
 	"$(metric sidecar-zk-cpu-us/lifecycle BenchmarkLifecyclePair)" "$(metric baseline-zk-cpu-us/lifecycle BenchmarkLifecyclePair)"
 
 if [ "$coordinator" = yes ]; then
 	echo
-	echo "== Lifecycle against the real Fluss 0.9.1 coordinator: the sidecar's and the coordinator's processes in alternating rounds (go test ./bench -bench LifecycleCoordinator, count $count) =="
-	out=$(go test ./bench/ -run='^$' -bench='LifecycleCoordinator' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
+	echo "== Lifecycle against the real Fluss 0.9.1 coordinator: the sidecar's and the coordinator's processes in alternating rounds (go test ./tests/bench -bench LifecycleCoordinator, count $count) =="
+	out=$(go test ./tests/bench/ -run='^$' -bench='LifecycleCoordinator' -benchtime=1x -count="$count" 2>&1) || { echo "$out"; exit 1; }
 	echo "$out" | sed -n 's/^lifecycle| /  /p'
 	printf '  throughput sidecar/coordinator %s: sidecar %s, coordinator %s lifecycles/s (the coordinator measured after %s s of warm-up)\n' \
 		"$(metric sidecar/coordinator BenchmarkLifecycleCoordinator)" "$(metric sidecar-lifecycles/s BenchmarkLifecycleCoordinator)" \
@@ -122,8 +122,8 @@ if [ "$coordinator" = yes ]; then
 fi
 
 echo
-echo "== Many tables (go test ./bench -bench GetManyTablesS3, benchtime $benchtime, count $count) =="
-out=$(go test ./bench/ -run='^$' -bench='GetManyTablesS3' -benchtime="$benchtime" -count="$count" 2>&1) || { echo "$out"; exit 1; }
+echo "== Many tables (go test ./tests/bench -bench GetManyTablesS3, benchtime $benchtime, count $count) =="
+out=$(go test ./tests/bench/ -run='^$' -bench='GetManyTablesS3' -benchtime="$benchtime" -count="$count" 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | awk '
 	/^BenchmarkGetManyTablesS3\/files=1-/ { g1 += $3; n1++ }
 	/^BenchmarkGetManyTablesS3\/files=8-/ { g8 += $3; n8++ }

@@ -19,7 +19,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/sidecar"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -62,7 +62,7 @@ type testSidecar struct {
 	root     string
 	dir      string
 	zc       *zk.Client
-	files    *remote.Store
+	files    *remotestore.Store
 	gated    *gatedFiles
 	registry *producer.Registry
 }
@@ -97,7 +97,7 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 		t.Fatal(err)
 	}
 	t.Cleanup(zc.Close)
-	files, err := remote.Open(ctx, "file://"+ts.dir, remote.Options{})
+	files, err := remotestore.Open(ctx, "file://"+ts.dir, remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

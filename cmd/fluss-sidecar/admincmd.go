@@ -18,7 +18,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -190,7 +190,7 @@ func openAdmin(ctx context.Context, s app.Settings, log hclog.Logger, parallelis
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to ZooKeeper %s: %w", s.ZooKeeperAddress, err)
 	}
-	files, err := remote.Open(ctx, s.RemoteDataDir, s.RemoteOptions(log))
+	files, err := remotestore.Open(ctx, s.RemoteDataDir, s.RemoteOptions(log))
 	if err != nil {
 		zc.Close()
 		return nil, nil, fmt.Errorf("open %s %s: %w", s.RemoteDataDirKey, s.RemoteDataDir, err)

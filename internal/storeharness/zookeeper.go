@@ -17,7 +17,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/storetest"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -33,7 +33,7 @@ type ZooKeeper struct {
 	Client *zk.Client
 	// ZK and Remote are the backends behind the layer.
 	ZK     *zkstore.Store
-	Remote *remote.Store
+	Remote *remotestore.Store
 
 	snaps storage.SnapshotStore
 	files storage.FilesAndOrphans
@@ -58,7 +58,7 @@ func NewZooKeeper(t *testing.T, addr string) *ZooKeeper {
 	}
 	t.Cleanup(zc.Close)
 	dir := t.TempDir()
-	files, err := remote.Open(ctx, "file://"+dir, remote.Options{})
+	files, err := remotestore.Open(ctx, "file://"+dir, remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

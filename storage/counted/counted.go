@@ -12,7 +12,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -63,9 +63,9 @@ func Class(err error) string {
 		return "timeout"
 	case errors.Is(err, storage.ErrNotFound):
 		return "not_found"
-	case errors.Is(err, remote.ErrOutsidePath):
+	case errors.Is(err, remotestore.ErrOutsidePath):
 		return "outside_path"
-	case errors.Is(err, remote.ErrInvalidName):
+	case errors.Is(err, remotestore.ErrInvalidName):
 		return "invalid_name"
 	case errors.Is(err, flussjson.ErrInvalidOffsets), errors.Is(err, flussjson.ErrMalformedOffsetsFile):
 		return "malformed"

@@ -29,7 +29,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/storeerr"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -94,7 +94,7 @@ func New(opts Options) *Store {
 		opts.NewUUID = func() string { return uuid.NewString() }
 	}
 	return &Store{
-		producers: strings.TrimSuffix(opts.Dir, "/") + "/" + remote.ProducersDirName,
+		producers: strings.TrimSuffix(opts.Dir, "/") + "/" + remotestore.ProducersDirName,
 		maxBytes:  opts.MaxSnapshotBytes,
 		now:       opts.Now,
 		newUUID:   opts.NewUUID,
@@ -233,7 +233,7 @@ func (s *Store) ListProducerIDs(ctx context.Context) ([]string, error) {
 // PlannedPath returns a path as long as WriteOffsets would return.
 func (s *Store) PlannedPath(producerID string, tableID int64) string {
 	return s.producers + "/" + producerID + "/" + strconv.FormatInt(tableID, 10) + "/" +
-		"00000000-0000-0000-0000-000000000000" + remote.OffsetsFileSuffix
+		"00000000-0000-0000-0000-000000000000" + remotestore.OffsetsFileSuffix
 }
 
 // WriteOffsets stores t under a new UUID-named path, encoded as Fluss does.
@@ -243,7 +243,7 @@ func (s *Store) WriteOffsets(ctx context.Context, producerID string, t offsets.T
 	if err != nil {
 		return "", err
 	}
-	path := s.producers + "/" + producerID + "/" + strconv.FormatInt(t.TableID, 10) + "/" + s.newUUID() + remote.OffsetsFileSuffix
+	path := s.producers + "/" + producerID + "/" + strconv.FormatInt(t.TableID, 10) + "/" + s.newUUID() + remotestore.OffsetsFileSuffix
 	s.mu.Lock()
 	s.files[path] = file{data: data, modTime: s.now()}
 	s.mu.Unlock()

@@ -20,7 +20,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
-	"github.com/fluss-sidecar/fluss-sidecar/storage/remote"
+	"github.com/fluss-sidecar/fluss-sidecar/storage/remotestore"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 type fixture struct {
 	zc       *zk.Client
 	store    *countingStore
-	files    *remote.Store
+	files    *remotestore.Store
 	cache    *Cache
 	registry *producer.Registry
 	raw      *gozk.Conn // another client, straight to the server
@@ -107,7 +107,7 @@ func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Con
 		t.Fatal(err)
 	}
 	t.Cleanup(zc.Close)
-	files, err := remote.Open(ctx, "file://"+t.TempDir(), remote.Options{})
+	files, err := remotestore.Open(ctx, "file://"+t.TempDir(), remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
