@@ -91,15 +91,6 @@ type serverConn struct {
 	// Quick.Wait condition (a list through parked.next); guarded by the
 	// server's parkLot.mu.
 	parked *parked
-
-	// The memory sess, rw and w point at: one allocation for everything a
-	// request touches of its connection. In a storm of thousands of
-	// connections a connection's memory is cold by the time its request
-	// is answered (a sync round after it was read), and each further
-	// object touched then is one more cold first touch (docs/performance.md).
-	sessMem Session
-	rwMem   readWaiter
-	wMem    sockWriter
 }
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
@@ -113,7 +104,8 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		readCancel: readCancel,
 		srv:        s,
 		nc:         nc,
-		sessMem: Session{
+		rw:         newReadWaiter(nc),
+		sess: &Session{
 			ConnID:       id,
 			RemoteAddr:   nc.RemoteAddr(),
 			LocalAddr:    nc.LocalAddr(),
@@ -124,14 +116,12 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		slotFreed:   make(chan struct{}, 1),
 		running:     make(chan struct{}, s.cfg.MaxRunningPerConn),
 	}
-	c.sess = &c.sessMem
-	c.rw = c.rwMem.init(nc)
 	// Cancelling also withdraws the requests parked for a Quick.Wait.
 	c.cancel = func() { c.ended.Store(true); cancel(); readCancel(); s.withdrawParked(c) }
 	if c.rw == nil {
 		c.br = bufio.NewReaderSize(nc, readBufferSize)
 	}
-	c.w = c.wMem.init(nc, s.cfg.IdleTimeout, c.writeFailed)
+	c.w = newSockWriter(nc, s.cfg.IdleTimeout, c.writeFailed)
 	c.w.maxQueued = maxQueuedOut
 	c.rep = &Replier{c: c}
 	c.sess.closeWhenIdle = c.drain
