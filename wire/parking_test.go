@@ -10,21 +10,21 @@ import (
 // takes: the answer of a round removes requests from anywhere in it, and
 // a closing connection takes the rest.
 func TestParkedListRemovesFromAnyPlace(t *testing.T) {
-	var c serverConn
+	var q connRequests
 	ps := make([]*parked, 6)
 	for i := range ps {
-		ps[i] = &parked{c: &c}
-		c.addParked(ps[i])
+		ps[i] = &parked{}
+		q.addParked(ps[i])
 	}
 	// Newest first: ps[5] is the head, ps[0] the tail.
 	for _, i := range []int{3, 5, 0} { // middle, head, tail
-		c.unpark(ps[i])
+		q.unpark(ps[i])
 		if ps[i].prev != nil || ps[i].next != nil {
 			t.Errorf("request %d keeps its links after its removal", i)
 		}
 	}
 	var left []*parked
-	for p := c.parked; p != nil; p = p.next {
+	for p := q.parked; p != nil; p = p.next {
 		if p.next != nil && p.next.prev != p {
 			t.Fatal("a backward link does not match its forward link")
 		}
@@ -33,9 +33,9 @@ func TestParkedListRemovesFromAnyPlace(t *testing.T) {
 	if want := []*parked{ps[4], ps[2], ps[1]}; !slices.Equal(left, want) {
 		t.Fatalf("left %v, want requests 4, 2, 1", indexes(ps, left))
 	}
-	taken := c.takeParked()
-	if !slices.Equal(taken, left) || c.parked != nil {
-		t.Fatalf("took %v and left %v, want all of 4, 2, 1 and none", indexes(ps, taken), c.parked)
+	taken := q.takeParked()
+	if !slices.Equal(taken, left) || q.parked != nil {
+		t.Fatalf("took %v and left %v, want all of 4, 2, 1 and none", indexes(ps, taken), q.parked)
 	}
 	for _, p := range taken {
 		if !p.taken || p.prev != nil || p.next != nil {
