@@ -17,7 +17,7 @@ import (
 // returned for a drain. Only that goroutine touches br, rw, holding,
 // lostPlace, readDeadline and deadlineStale. Other goroutines only stop
 // it: drain and shutDown set draining and answerHeld (atomic), and drain
-// and cancel cancel readCtx.
+// and the connection's cancel end readCtx.
 type connReader struct {
 	// br is the read buffer, taken from readerPool when bytes arrive and
 	// given back when it is empty again, so that an idle connection holds
