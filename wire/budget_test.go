@@ -235,6 +235,9 @@ func TestBudgetOnDrained(t *testing.T) {
 	}
 	b.TryAcquire(10)
 	b.Release(10)
+	// A wait, as the test asserts that nothing happens for a while: the
+	// callback runs on a goroutine of its own, so a wrong run would come
+	// after Release has returned.
 	select {
 	case <-runs:
 		t.Fatal("ran again without a large request")

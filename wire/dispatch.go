@@ -22,6 +22,7 @@ import (
 // body lives in the read buffer (see readRequest): it is copied before
 // anything keeps it.
 func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge int64, arrived time.Time) bool {
+	q := &c.requests
 	api, local := c.srv.cfg.Mux.find(h.APIKey)
 	tr := c.begin(h, requestHeaderSize+len(body), api, local, arrived)
 	gated := false
@@ -47,7 +48,7 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 				c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
 			}
 			c.finishFrame(tr, frame)
-			c.send(frame) // copies it
+			c.writer.send(frame) // copies it
 			putBuf(frame)
 			return true
 		}
@@ -63,17 +64,17 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 		if !local {
 			// Tracked before the offer: the answer may come before it
 			// returns. Untracked requests are finished here or not at all.
-			tracked := c.tracking() && c.track(tr)
+			tracked := c.tracking() && q.track(tr)
 			var frame []byte
-			c.holdCharge(h.RequestID, charge)
+			q.holdCharge(h.RequestID, charge)
 			frame, gated = c.offer(h, body)
 			if frame != nil || gated {
-				c.takeCharge(h.RequestID) // not taken: charge stays with this request
+				q.takeCharge(h.RequestID) // not taken: charge stays with this request
 			}
 			if frame != nil {
 				c.srv.cfg.Budget.Release(charge)
 				if tracked {
-					c.untrack(h.RequestID)
+					q.untrack(h.RequestID)
 				}
 				go c.answer(tr, frame)
 				return true
@@ -85,64 +86,12 @@ func (c *serverConn) start(h RequestHeader, body []byte, borrowed bool, charge i
 				return true // Forward.Try took it
 			}
 			if tracked {
-				c.untrack(h.RequestID)
+				q.untrack(h.RequestID)
 			}
 		}
 	}
 	go c.serve(h, body, gated, charge, tr)
 	return true
-}
-
-// answer sends a ready answer on its own goroutine, since sending may wait
-// for the client.
-func (c *serverConn) answer(tr reqTrace, frame []byte) {
-	defer c.done()
-	c.finishFrame(tr, frame)
-	c.send(frame)
-}
-
-// acquireSlot takes an in-flight slot for a request that is not answered at
-// once, waiting while MaxInFlightPerConn are taken; it reports false if the
-// connection died meanwhile. Only the reader calls it, so the count can be
-// taken first and checked after: one atomic add when a slot is free, the
-// usual case, instead of a channel's lock.
-func (c *serverConn) acquireSlot() bool {
-	if c.inflight.Add(1) > c.maxInFlight {
-		// Requests Forward.Try holds back must go out before waiting
-		// for a slot, or their answers could never free one.
-		c.flushForwarded()
-		c.deadlineStale = true // the wait may outlast the idle deadline
-		for c.inflight.Load() > c.maxInFlight {
-			select {
-			case <-c.slotFreed:
-			case <-c.ctx.Done():
-				c.inflight.Add(-1)
-				return false
-			}
-		}
-	}
-	c.handlers.Add(1)
-	return true
-}
-
-// serve answers one request on its own goroutine. A method rather than a
-// closure, so that the request's bytes are garbage once the handler has
-// decoded them instead of living as long as the goroutine.
-func (c *serverConn) serve(h RequestHeader, body []byte, gated bool, charge int64, tr reqTrace) {
-	defer c.done()
-	var frame []byte
-	select {
-	case c.running <- struct{}{}:
-		frame = c.process(h, body, gated, &tr)
-		<-c.running
-	case <-c.ctx.Done():
-		frame = c.errorFrame(h, c.ctx.Err()) // nobody reads it
-	}
-	c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
-	c.srv.cfg.Budget.Release(charge)
-	// Counted and logged before the client can see the answer.
-	c.finishFrame(tr, frame)
-	c.send(frame)
 }
 
 // panicFrame logs a panic of what (a handler or hook) serving h, with its
@@ -216,12 +165,12 @@ func (c *serverConn) answerParked(p *parked) {
 		frame, subject, ok := c.quickAfter(p.api, p.tr.h, p.body, buf)
 		if ok {
 			defer putBuf(frame)
-			defer c.done()
+			defer c.requests.done()
 			p.tr.subject = flusserr.Echo(subject)
 			c.srv.cfg.Budget.Release(p.charge)
 			c.srv.cfg.Budget.NoteLarge(int64(len(frame)))
 			c.finishFrame(p.tr, frame)
-			c.send(frame)
+			c.writer.send(frame)
 			return
 		}
 		putBuf(buf)
@@ -232,7 +181,7 @@ func (c *serverConn) answerParked(p *parked) {
 // abandonParked ends a parked request of a closed connection: nobody reads
 // its answer.
 func (c *serverConn) abandonParked(p *parked) {
-	defer c.done()
+	defer c.requests.done()
 	c.srv.cfg.Budget.Release(p.charge)
 	// context.Canceled: ended is set a moment before ctx is cancelled.
 	c.finishFrame(p.tr, c.errorFrame(p.tr.h, context.Canceled))
@@ -263,7 +212,7 @@ func (c *serverConn) offer(h RequestHeader, body []byte) (frame []byte, gated bo
 			return c.errorFrame(h, err), false
 		}
 	}
-	if cfg.Forward.Try(c.sess, h, body, c.rep) {
+	if cfg.Forward.Try(c.sess, h, body, c.writer.rep) {
 		return nil, false
 	}
 	return nil, true
@@ -280,19 +229,6 @@ func (c *serverConn) flushForwarded() {
 		}
 	}()
 	c.srv.cfg.Forward.Flush(c.sess)
-}
-
-// done releases the in-flight slot of one answered request, waking the
-// reader if it waits for one (it counted itself in before waiting, so the
-// count it waits on is one above the bound).
-func (c *serverConn) done() {
-	if c.inflight.Add(-1) >= c.maxInFlight {
-		select {
-		case c.slotFreed <- struct{}{}:
-		default: // a wake-up is already pending
-		}
-	}
-	c.handlers.Done()
 }
 
 // process answers one request. It never panics and always returns a

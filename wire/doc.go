@@ -20,13 +20,18 @@
 // so they may leave in a different order than the requests arrived; both
 // sides match them by request id.
 //
-// The server is in five files: server.go (configuration, listeners, the
-// accept loop and shutdown), conn.go (one connection: its read loop, idle
-// deadline and drain), dispatch.go (from a request read to its answer: the
-// Mux lookup, an API's Quick path, its Handle, and the Forwarder for keys
-// the Mux does not hold), parking.go (requests waiting for a Quick.Wait
-// condition, answered together per Waiter) and replier.go (answers handed
-// to the connection's writer).
+// The server is in these files: server.go (configuration, listeners, the
+// accept loop and shutdown); conn.go (one connection's construction, run
+// and close, and the state its parts share); one file for each part of a
+// connection, named after the goroutine that owns it: reader.go (the read
+// goroutine: the read loop and idle deadline; drain.go adds what it reads
+// at shutdown), requests.go (the requests in flight: slots, budget charges,
+// traces of forwarded requests, parked requests) and writer.go (the
+// socket's one writer and the Replier); dispatch.go (from a request read to
+// its answer: the Mux lookup, an API's Quick path, its Handle, and the
+// Forwarder for keys the Mux does not hold); parking.go (requests waiting
+// for a Quick.Wait condition, answered together per Waiter); observer.go
+// (a request's trace, log line and Observer calls).
 //
 // A request is served one way: by its API's Handle, which sees a Request
 // (the body decoded, or raw with RawBody), after the API's optional Quick
@@ -36,6 +41,7 @@
 // passes it on from a goroutine of its own, after its optional Try, on the
 // reader goroutine, declined it. The server knows no message field: what a
 // request is about, for its log line, is the API's Subject.
-// sockwriter.go holds that writer, the one writer of a socket, which the
-// Client uses too.
+//
+// sockwriter.go holds the one writer of a socket, which a connection's
+// writer part and the Client both use.
 package wire

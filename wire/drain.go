@@ -30,17 +30,18 @@ const heldReadWait = 5 * time.Millisecond
 // timeout closes the connection, or the client goes away (the requests
 // in flight are then cancelled: nobody reads their answers).
 func (c *serverConn) drainHeld() {
-	if c.lostPlace {
+	r := &c.reader
+	if r.lostPlace {
 		// The drain's deadline stopped the reader in the middle of a large
 		// frame: what follows in the socket is not a frame's start.
 		return
 	}
-	c.holding = true
+	r.holding = true
 	var started int64
 	defer func() {
-		c.holding = false
+		r.holding = false
 		c.srv.heldStarted.Add(started)
-		c.releaseReader()
+		r.releaseReader()
 	}()
 	for c.ctx.Err() == nil {
 		n, err := c.startHeld()
@@ -51,7 +52,7 @@ func (c *serverConn) drainHeld() {
 			return
 		}
 		resumable := err == nil || errors.Is(err, errNothingHeld) || isTimeout(err)
-		if !resumable || (n == 0 && c.inflight.Load() == 0) {
+		if !resumable || (n == 0 && c.requests.inflight.Load() == 0) {
 			return
 		}
 		// Let this round's answers (and those of the requests in flight
@@ -59,8 +60,8 @@ func (c *serverConn) drainHeld() {
 		// The requests Forward.Try held back go first, or their answers
 		// would never come.
 		c.flushForwarded()
-		c.handlers.Wait()
-		c.w.flush()
+		c.requests.handlers.Wait()
+		c.writer.w.flush()
 	}
 }
 
@@ -69,15 +70,16 @@ func (c *serverConn) drainHeld() {
 // timeout) when the socket ran dry, possibly in front of a partial frame
 // left for the next round; any other error ends the drain.
 func (c *serverConn) startHeld() (started int, err error) {
-	c.takeReader()
+	r := &c.reader
+	r.takeReader()
 	c.readHeldOnly()
 	for {
 		// Fill the buffer with what the socket holds, without waiting.
-		_, err = c.br.Peek(c.br.Size())
+		_, err = r.br.Peek(r.br.Size())
 		if err != nil && !errors.Is(err, errNothingHeld) && !isTimeout(err) {
 			return started, err
 		}
-		if !frameBuffered(c.br) && c.br.Buffered() < c.br.Size() {
+		if !frameBuffered(r.br) && r.br.Buffered() < r.br.Size() {
 			// Nothing, or the start of a frame whose rest has not come.
 			return started, err
 		}
@@ -105,7 +107,7 @@ var errPartialFrame = errors.New("wire: the socket ran dry in the middle of a fr
 // readHeldOnly makes the connection's reads return what the socket holds
 // without waiting for more.
 func (c *serverConn) readHeldOnly() {
-	if c.rw != nil && c.rw.readNowOnly() {
+	if c.reader.rw != nil && c.reader.rw.readNowOnly() {
 		// A raw read checks the deadline first: clear the drain's.
 		c.nc.SetReadDeadline(time.Time{})
 		return

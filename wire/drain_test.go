@@ -38,7 +38,7 @@ func allDraining(srv *Server) bool {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	for c := range srv.conns {
-		if !c.draining.Load() {
+		if !c.reader.draining.Load() {
 			return false
 		}
 	}

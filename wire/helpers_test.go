@@ -46,12 +46,6 @@ func readHex(tb testing.TB, name string) []byte {
 	return b
 }
 
-func testCtx(tb testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	tb.Cleanup(cancel)
-	return ctx
-}
-
 // Test api keys. They sit outside Fluss's range so they never look real.
 const (
 	keyEcho     messages.Key = 9001 // echoes the ApiVersionsRequest
@@ -206,7 +200,7 @@ func (w *testWriter) stop() {
 
 func dialClient(tb testing.TB, addr string) *Client {
 	tb.Helper()
-	c, err := Dial(testCtx(tb), addr, ClientOptions{})
+	c, err := Dial(tb.Context(), addr, ClientOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -215,37 +215,3 @@ func apiLabel(d RequestDone) string {
 	}
 	return "forwarded"
 }
-
-// tracking says whether requests Forward.Try takes are traced: only
-// when someone reads the trace, so that the proxy's fast path pays nothing
-// otherwise.
-func (c *serverConn) tracking() bool {
-	return c.srv.cfg.Observer != nil || c.logger().IsDebug()
-}
-
-// track records a request Forward.Try may take, until its answer. A
-// request id already in flight on the connection is not tracked (a client
-// bug): it is answered, but not traced.
-func (c *serverConn) track(tr reqTrace) bool {
-	c.pendingMu.Lock()
-	defer c.pendingMu.Unlock()
-	if c.pending == nil {
-		c.pending = make(map[int32]reqTrace)
-	}
-	if _, dup := c.pending[tr.h.RequestID]; dup {
-		return false
-	}
-	c.pending[tr.h.RequestID] = tr
-	return true
-}
-
-// untrack removes and returns the trace of a request id.
-func (c *serverConn) untrack(id int32) (reqTrace, bool) {
-	c.pendingMu.Lock()
-	defer c.pendingMu.Unlock()
-	tr, ok := c.pending[id]
-	if ok {
-		delete(c.pending, id)
-	}
-	return tr, ok
-}

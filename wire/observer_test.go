@@ -256,7 +256,7 @@ func TestSubjectIsBounded(t *testing.T) {
 	c := dialClient(t, addr)
 	body := marshalPartial(t, &messages.RegisterProducerOffsetsRequest{ProducerId: &long})
 	for _, key := range []messages.Key{1053, 1054, 1055} {
-		r, err := c.CallRaw(testCtx(t), key, 0, body)
+		r, err := c.CallRaw(t.Context(), key, 0, body)
 		if err != nil || r.Type != ResponseSuccess {
 			t.Fatalf("key %d: %v %v", key, err, r.Err())
 		}

@@ -70,7 +70,7 @@ func (l *parkLot) park(p *parked) {
 	l.mu.Lock()
 	round, ok := l.rounds[p.w]
 	l.rounds[p.w] = append(round, p)
-	c.addParked(p)
+	c.requests.addParked(p)
 	l.mu.Unlock()
 	// A connection cancelled before p was listed found nothing to
 	// withdraw: withdraw now. (After, cancel finds p itself.)
@@ -106,7 +106,7 @@ func (l *parkLot) settled(w Waiter) {
 			continue
 		}
 		p.taken = true
-		p.c.unpark(p)
+		p.c.requests.unpark(p)
 		ready = append(ready, p)
 	}
 	l.mu.Unlock()
@@ -121,55 +121,11 @@ func (l *parkLot) settled(w Waiter) {
 // withdraw ends every parked request of c, which has closed.
 func (l *parkLot) withdraw(c *serverConn) {
 	l.mu.Lock()
-	mine := c.takeParked()
+	mine := c.requests.takeParked()
 	l.mu.Unlock()
 	for _, p := range mine {
 		c.abandonParked(p)
 	}
-}
-
-// addParked adds p to c's parked requests; the caller holds parkLot.mu.
-func (c *serverConn) addParked(p *parked) {
-	p.next = c.parked
-	if p.next != nil {
-		p.next.prev = p
-	}
-	c.parked = p
-}
-
-// takeParked marks all of c's parked requests taken and returns them,
-// leaving none; the caller holds parkLot.mu.
-func (c *serverConn) takeParked() []*parked {
-	var mine []*parked
-	for p := c.parked; p != nil; {
-		next := p.next
-		p.taken = true
-		p.prev, p.next = nil, nil
-		mine = append(mine, p)
-		p = next
-	}
-	c.parked = nil
-	return mine
-}
-
-// unpark removes p from c's parked requests; the caller holds parkLot.mu.
-func (c *serverConn) unpark(p *parked) {
-	if p.prev != nil {
-		p.prev.next = p.next
-	} else {
-		c.parked = p.next
-	}
-	if p.next != nil {
-		p.next.prev = p.prev
-	}
-	p.prev, p.next = nil, nil
-}
-
-// hasParked reports whether c has parked requests.
-func (c *serverConn) hasParked() bool {
-	c.srv.lot.mu.Lock()
-	defer c.srv.lot.mu.Unlock()
-	return c.parked != nil
 }
 
 func answerParked(ps []*parked) {

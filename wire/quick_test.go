@@ -7,12 +7,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 )
 
@@ -56,7 +56,7 @@ func TestQuickAnswersAndDeclines(t *testing.T) {
 	obs := newRecorder()
 	_, addr := startServer(t, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)), Observer: obs}, nil)
 	c := dialClient(t, addr)
-	ctx := testCtx(t)
+	ctx := t.Context()
 	tests := []struct {
 		name      string
 		version   int16
@@ -123,7 +123,7 @@ func TestQuickAfterGate(t *testing.T) {
 		return flusserr.New(flusserr.AuthenticateException, "not yet")
 	}
 	_, addr := startServer(t, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)), Gate: gate}, nil)
-	r, err := dialClient(t, addr).CallRaw(testCtx(t), keyQuick, 0, mustMarshal(t, echoReq("quick")))
+	r, err := dialClient(t, addr).CallRaw(t.Context(), keyQuick, 0, mustMarshal(t, echoReq("quick")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func FuzzQuickFrames(f *testing.F) {
 		}
 		r.Net().Close()
 		c := dialClient(t, addr)
-		if resp, err := c.CallRaw(testCtx(t), keyQuick, 0, good); err != nil || string(resp.Body) != string(good) {
+		if resp, err := c.CallRaw(t.Context(), keyQuick, 0, good); err != nil || string(resp.Body) != string(good) {
 			t.Fatalf("server stopped serving: %v", err)
 		}
 	})
@@ -205,7 +205,7 @@ func TestWithoutQuick(t *testing.T) {
 	var quick, handled atomic.Int64
 	_, addr := startServer(t, ServerConfig{Mux: NewMux(quickAPI(&quick, &handled)).WithoutQuick()}, nil)
 	body := mustMarshal(t, echoReq("quick-1"))
-	r, err := dialClient(t, addr).CallRaw(testCtx(t), keyQuick, 0, body)
+	r, err := dialClient(t, addr).CallRaw(t.Context(), keyQuick, 0, body)
 	if err != nil || r.Type != ResponseSuccess || string(r.Body) != string(body) {
 		t.Fatalf("got %v %v", err, r.Err())
 	}
@@ -277,7 +277,7 @@ func TestQuickWaitHoldsTheAnswer(t *testing.T) {
 	waiters := make(chan *testWaiter, 4)
 	_, addr := startServer(t, ServerConfig{Mux: NewMux(waitingAPI(&quick, &handled, waiters))}, nil)
 	c := dialClient(t, addr)
-	ctx := testCtx(t)
+	ctx := t.Context()
 	type answer struct {
 		r   Response
 		err error
@@ -319,7 +319,7 @@ func TestQuickWaitEndsWithTheConnection(t *testing.T) {
 	waiters := make(chan *testWaiter, 1)
 	srv, addr := startServer(t, ServerConfig{Mux: NewMux(waitingAPI(&quick, &handled, waiters))}, nil)
 	c := dialClient(t, addr)
-	go c.CallRaw(testCtx(t), keyQuick, 0, mustMarshal(t, echoReq("quick-never")))
+	go c.CallRaw(t.Context(), keyQuick, 0, mustMarshal(t, echoReq("quick-never")))
 	w := <-waiters
 	c.Close()
 	if err := srv.Close(); err != nil {
@@ -345,7 +345,7 @@ func TestQuickWaitSharedRound(t *testing.T) {
 	}
 	srv, addr := startServer(t, ServerConfig{Mux: NewMux(api)}, nil)
 	stay, leave := dialClient(t, addr), dialClient(t, addr)
-	ctx := testCtx(t)
+	ctx := t.Context()
 	const n = 150 // more than one answering chunk
 	answers := make(chan error, n)
 	for i := range n {
@@ -364,11 +364,9 @@ func TestQuickWaitSharedRound(t *testing.T) {
 	leave.Close()
 	// The leaving connection's request is withdrawn without the round:
 	// its connection finishes (the server's count drops to one).
-	for deadline := time.Now().Add(10 * time.Second); srv.ActiveConns() != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections open, want the leaving one closed while its request waits", srv.ActiveConns())
-		}
-	}
+	eventually.True(t, "the leaving connection to close while its request waits", func() bool {
+		return srv.ActiveConns() == 1
+	})
 	select {
 	case err := <-answers:
 		t.Fatalf("answered before the round settled: %v", err)

@@ -38,9 +38,9 @@ const chunkSize = 4 << 10
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
-// init prepares w, not used yet, to wait on nc and returns it, or nil
-// when nc has no raw socket (the connection then keeps its read buffer).
-func (w *readWaiter) init(nc net.Conn) *readWaiter {
+// newReadWaiter returns a waiter for nc, or nil when nc has no raw socket
+// (the connection then keeps its read buffer).
+func newReadWaiter(nc net.Conn) *readWaiter {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return nil
@@ -49,7 +49,7 @@ func (w *readWaiter) init(nc net.Conn) *readWaiter {
 	if err != nil {
 		return nil
 	}
-	w.nc, w.rc = nc, rc
+	w := &readWaiter{nc: nc, rc: rc}
 	w.fn = w.readFD
 	return w
 }

@@ -11,7 +11,7 @@ import (
 // buffer, and waits for a request by reading into it.
 type readWaiter struct{}
 
-func (*readWaiter) init(net.Conn) *readWaiter { return nil }
+func newReadWaiter(net.Conn) *readWaiter { return nil }
 
 func (*readWaiter) wait() error { return nil }
 

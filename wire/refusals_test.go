@@ -143,7 +143,7 @@ func TestMaxConnsRefusalsCountedAndLoggedOnce(t *testing.T) {
 	for i := 0; i < n; i++ {
 		c := dialClient(t, addr)
 		// A handshake proves the connection was accepted and is counted.
-		if _, err := c.Handshake(testCtx(t)); err != nil {
+		if _, err := c.Handshake(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -310,7 +310,7 @@ func (s *Server) Close() error {
 			// counted as cut (RequestDone.Outcome), not as an error.
 			var inflight int64
 			for _, c := range conns {
-				inflight += c.inflight.Load()
+				inflight += c.requests.inflight.Load()
 			}
 			s.log.Warn("drain timeout; cutting the requests still in flight and closing their connections",
 				"timeout", s.cfg.DrainTimeout, "requests", inflight)

@@ -17,7 +17,6 @@ import (
 type sockWriter struct {
 	nc      net.Conn
 	raw     *rawWriter    // nil: every write goes through drain
-	rawMem  rawWriter     // what raw points at, in the writer's own allocation
 	timeout time.Duration // bounds one blocking write; 0: none
 	// maxQueued, if positive, makes write wait while this many bytes are
 	// queued behind a write in progress: backpressure for a peer that does
@@ -69,13 +68,7 @@ func putBuf(b []byte) {
 }
 
 func newSockWriter(nc net.Conn, timeout time.Duration, onFail func(error)) *sockWriter {
-	return new(sockWriter).init(nc, timeout, onFail)
-}
-
-// init prepares w, not used yet, and returns it.
-func (w *sockWriter) init(nc net.Conn, timeout time.Duration, onFail func(error)) *sockWriter {
-	w.nc, w.timeout, w.onFail = nc, timeout, onFail
-	w.raw = w.rawMem.init(rawConnOf(nc))
+	w := &sockWriter{nc: nc, raw: newRawWriter(rawConnOf(nc)), timeout: timeout, onFail: onFail}
 	w.idle.L = &w.mu
 	return w
 }

@@ -13,6 +13,6 @@ func rawConnOf(net.Conn) syscall.RawConn { return nil }
 
 type rawWriter struct{}
 
-func (*rawWriter) init(syscall.RawConn) *rawWriter { return nil }
+func newRawWriter(syscall.RawConn) *rawWriter { return nil }
 
 func (*rawWriter) tryWrite([]byte) (int, error) { return 0, nil }

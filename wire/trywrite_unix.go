@@ -34,13 +34,12 @@ type rawWriter struct {
 	err error
 }
 
-// init prepares w, not used yet, to write through rc and returns it, or
-// nil when rc is nil.
-func (w *rawWriter) init(rc syscall.RawConn) *rawWriter {
+// newRawWriter returns a writer through rc, or nil when rc is nil.
+func newRawWriter(rc syscall.RawConn) *rawWriter {
 	if rc == nil {
 		return nil
 	}
-	w.rc = rc
+	w := &rawWriter{rc: rc}
 	w.fn = w.writeFD
 	return w
 }

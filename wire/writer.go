@@ -8,12 +8,30 @@ import (
 	"net"
 )
 
-// send queues one response frame, or drops it if the writer has failed. It
-// waits while much is queued and the client is not reading.
-func (c *serverConn) send(b []byte) {
-	c.w.write(b)
+// maxQueuedOut bounds the response bytes queued on one connection beyond
+// which a goroutine answering a request waits for the socket, so a client
+// that does not read its answers stops the server from reading requests.
+const maxQueuedOut = 1 << 20
+
+// connWriter is the connection's write side: the socket's one writer and
+// the Replier through which Forward.Try's requests are answered. Both are
+// set at construction; every goroutine answering a request writes through
+// them, and sockWriter serializes the writes under its own lock (the
+// goroutine that finds the socket idle writes, and a goroutine of the
+// writer's own writes what the socket could not take at once).
+type connWriter struct {
+	w   *sockWriter
+	rep *Replier
 }
 
+// send queues one response frame, or drops it if the writer has failed. It
+// waits while much is queued and the client is not reading.
+func (wr *connWriter) send(b []byte) {
+	wr.w.write(b)
+}
+
+// writeFailed is the socket writer's onFail: the connection ends, as
+// nobody can be answered any more.
 func (c *serverConn) writeFailed(err error) {
 	if !errors.Is(err, net.ErrClosed) {
 		// Not this server's close: the client reset the connection or
@@ -49,9 +67,9 @@ func (r *Replier) Queue(requestID int32, t ResponseType, body []byte) {
 
 func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start bool) {
 	c := r.c
-	defer c.done()
+	defer c.requests.done()
 	c.releaseCharge(requestID)
-	if tr, ok := c.untrack(requestID); ok {
+	if tr, ok := c.requests.untrack(requestID); ok {
 		c.finish(tr, t, body, true)
 	}
 	var err error
@@ -62,7 +80,7 @@ func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start boo
 		err = fmt.Errorf("response of %d bytes is too large for a frame", len(body))
 	}
 	if err != nil {
-		c.send(c.errorFrame(RequestHeader{RequestID: requestID}, err))
+		c.writer.send(c.errorFrame(RequestHeader{RequestID: requestID}, err))
 		return
 	}
 	var hdr [lengthFieldSize + responseHeaderSize]byte
@@ -70,27 +88,27 @@ func (r *Replier) answer(requestID int32, t ResponseType, body []byte, start boo
 	hdr[4] = byte(t)
 	binary.BigEndian.PutUint32(hdr[5:9], uint32(requestID))
 	if start {
-		c.w.write(hdr[:], body)
+		c.writer.w.write(hdr[:], body)
 	} else {
-		c.w.queue(hdr[:], body)
+		c.writer.w.queue(hdr[:], body)
 	}
 }
 
 // Flush starts writing the answers that Queue left, without waiting for
 // the client.
-func (r *Replier) Flush() { r.c.w.start() }
+func (r *Replier) Flush() { r.c.writer.w.start() }
 
 // ReplyError answers requestID with err, mapped like a handler error.
 func (r *Replier) ReplyError(requestID int32, err error) {
 	c := r.c
-	defer c.done()
+	defer c.requests.done()
 	c.releaseCharge(requestID)
 	frame := c.errorFrame(RequestHeader{RequestID: requestID}, err)
-	if tr, ok := c.untrack(requestID); ok {
+	if tr, ok := c.requests.untrack(requestID); ok {
 		c.finishFrame(tr, frame)
 	} else {
 		// Not traced, but an error this server made is always logged.
 		c.logUntracked(requestID, frame)
 	}
-	c.send(frame)
+	c.writer.send(frame)
 }
