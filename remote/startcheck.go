@@ -26,7 +26,15 @@ type Prober interface {
 // anyway, not ready, with an error logged, since requests will succeed once
 // the storage is back.
 func CheckAtStart(ctx context.Context, p Prober, dir string, attempts int, log hclog.Logger) error {
-	return checkAtStart(ctx, p, dir, attempts, sleepContext, log)
+	wait := func(ctx context.Context, d time.Duration) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+			return nil
+		}
+	}
+	return checkAtStart(ctx, p, dir, attempts, wait, log)
 }
 
 func checkAtStart(ctx context.Context, p Prober, dir string, attempts int, sleep func(context.Context, time.Duration) error, log hclog.Logger) error {
@@ -68,15 +76,4 @@ func unusable(err error) string {
 		return "permission"
 	}
 	return ""
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
