@@ -83,7 +83,7 @@ func isDone(ch <-chan error) bool {
 // clock passes workerIdle at once, nothing waits for real.
 func inBubble(t *testing.T, f func(t *testing.T)) {
 	synctest.Test(t, func(t *testing.T) {
-		defer time.Sleep(workerIdle)
+		defer time.Sleep(workerIdle) // the bubble's clock, no real wait: idle workers end
 		f(t)
 	})
 }
