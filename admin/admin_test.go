@@ -2,7 +2,6 @@ package admin
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,12 +29,6 @@ func TestMain(m *testing.M) {
 // expired.
 var now = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // env is a registry in a private ZooKeeper root and a local remote.data.dir,
 // planted directly (as a coordinator would leave it) rather than through the
 // sidecar's write path.
@@ -51,13 +44,13 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	zktest.SkipIfShort(t)
-	zc, err := zk.Connect(ctxT(t), zk.Config{Address: zkAddr, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
+	zc, err := zk.Connect(t.Context(), zk.Config{Address: zkAddr, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(zc.Close)
 	dir := filepath.Join(t.TempDir(), "remote")
-	files, err := remotestore.Open(ctxT(t), "file://"+dir, remotestore.Options{})
+	files, err := remotestore.Open(t.Context(), "file://"+dir, remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +100,7 @@ func (e *env) znode(id string, expiration time.Time, refs ...offsets.FileRef) {
 
 func (e *env) rawZnode(id string, data []byte) {
 	e.t.Helper()
-	if _, err := e.zc.Create(ctxT(e.t), zkstore.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
+	if _, err := e.zc.Create(e.t.Context(), zkstore.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -144,7 +137,7 @@ func TestList(t *testing.T) {
 	e.znode("job-dangling", now.Add(time.Hour), offsets.FileRef{TableID: 400, OffsetsPath: "file:" + e.dir + "/producers/job-dangling/400/missing.offsets"})
 
 	var got []ListEntry
-	if err := e.admin.List(ctxT(t), ListOptions{}, func(le ListEntry) error { got = append(got, le); return nil }); err != nil {
+	if err := e.admin.List(t.Context(), ListOptions{}, func(le ListEntry) error { got = append(got, le); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	type brief struct {
@@ -175,7 +168,7 @@ func TestList(t *testing.T) {
 	}
 
 	var expired []string
-	if err := e.admin.List(ctxT(t), ListOptions{ExpiredOnly: true}, func(le ListEntry) error {
+	if err := e.admin.List(t.Context(), ListOptions{ExpiredOnly: true}, func(le ListEntry) error {
 		expired = append(expired, le.ProducerID)
 		return nil
 	}); err != nil {
@@ -210,7 +203,7 @@ func TestList(t *testing.T) {
 func TestListEmptyAndMissingProducers(t *testing.T) {
 	e := newEnv(t)
 	n := 0
-	if err := e.admin.List(ctxT(t), ListOptions{}, func(ListEntry) error { n++; return nil }); err != nil || n != 0 {
+	if err := e.admin.List(t.Context(), ListOptions{}, func(ListEntry) error { n++; return nil }); err != nil || n != 0 {
 		t.Fatalf("no /producers: %d entries, %v", n, err)
 	}
 	// fn's error stops the walk and comes back.
@@ -218,7 +211,7 @@ func TestListEmptyAndMissingProducers(t *testing.T) {
 	e.snapshot("b", now)
 	stop := fmt.Errorf("stop")
 	n = 0
-	err := e.admin.List(ctxT(t), ListOptions{}, func(ListEntry) error { n++; return stop })
+	err := e.admin.List(t.Context(), ListOptions{}, func(ListEntry) error { n++; return stop })
 	if err != stop || n != 1 {
 		t.Fatalf("stop: %d %v", n, err)
 	}
@@ -228,7 +221,7 @@ func TestListClosedZooKeeper(t *testing.T) {
 	e := newEnv(t)
 	e.snapshot("a", now)
 	e.zc.Close()
-	err := e.admin.List(ctxT(t), ListOptions{}, func(ListEntry) error { return nil })
+	err := e.admin.List(t.Context(), ListOptions{}, func(ListEntry) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "list producers") {
 		t.Fatalf("want an error naming the failed listing, got %v", err)
 	}

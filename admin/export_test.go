@@ -122,7 +122,7 @@ func TestExportAllFormats(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out."+format)
 			var skips []string
-			rep, err := e.admin.ExportFile(ctxT(t), format, path, func(s Skip) error {
+			rep, err := e.admin.ExportFile(t.Context(), format, path, func(s Skip) error {
 				skips = append(skips, s.ProducerID+" "+s.Path)
 				return nil
 			})
@@ -164,7 +164,7 @@ func TestExportGoldenCSVAndJSONL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.admin.Export(ctxT(t), rw, func(Skip) error { return nil }); err != nil {
+		if _, err := e.admin.Export(t.Context(), rw, func(Skip) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if err := rw.Close(); err != nil {
@@ -184,7 +184,7 @@ func TestExportGoldenCSVAndJSONL(t *testing.T) {
 func TestExportRefusesUnknownFormat(t *testing.T) {
 	e := newEnv(t)
 	path := filepath.Join(t.TempDir(), "x")
-	if _, err := e.admin.ExportFile(ctxT(t), "xlsx", path, nil); err == nil || !strings.Contains(err.Error(), "unknown export format") {
+	if _, err := e.admin.ExportFile(t.Context(), "xlsx", path, nil); err == nil || !strings.Contains(err.Error(), "unknown export format") {
 		t.Fatalf("got %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 0 {

@@ -27,7 +27,7 @@ func (e *env) fsck(opts FsckOptions) fsckResult {
 	e.t.Helper()
 	var r fsckResult
 	tail := func(p string) string { return strings.TrimPrefix(p, "file:"+e.dir+"/producers/") }
-	rep, err := e.admin.Fsck(ctxT(e.t), opts, func(f Finding) error {
+	rep, err := e.admin.Fsck(e.t.Context(), opts, func(f Finding) error {
 		s := f.Kind + " " + f.ProducerID + " " + tail(f.Path)
 		if f.AgeSeconds != nil {
 			s += fmt.Sprintf(" age=%d", *f.AgeSeconds)
@@ -226,7 +226,7 @@ func TestCoordinatorOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := e.admin.Export(ctxT(t), rw, func(s Skip) error { t.Errorf("skipped %+v", s); return nil })
+	rep, err := e.admin.Export(t.Context(), rw, func(s Skip) error { t.Errorf("skipped %+v", s); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestScale(t *testing.T) {
 	n := scaleSnapshots(t)
 	e := newEnv(t)
 	expiredCount := 0
-	ctx := ctxT(t)
+	ctx := t.Context()
 	plantStart := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
@@ -108,7 +108,7 @@ func TestScale(t *testing.T) {
 
 	var listed, expired int
 	heap, took := peakHeap(func() {
-		if err := e.admin.List(ctxT(t), ListOptions{}, func(le ListEntry) error {
+		if err := e.admin.List(t.Context(), ListOptions{}, func(le ListEntry) error {
 			listed++
 			if le.State == StateExpired {
 				expired++
@@ -129,7 +129,7 @@ func TestScale(t *testing.T) {
 	var rep FsckReport
 	heap, took = peakHeap(func() {
 		var err error
-		rep, err = e.admin.Fsck(ctxT(t), FsckOptions{}, func(f Finding) error { return fmt.Errorf("finding %+v", f) }, nil)
+		rep, err = e.admin.Fsck(t.Context(), FsckOptions{}, func(f Finding) error { return fmt.Errorf("finding %+v", f) }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestScale(t *testing.T) {
 		var er ExportReport
 		heap, took = peakHeap(func() {
 			var err error
-			er, err = e.admin.ExportFile(ctxT(t), format, path, func(s Skip) error { return fmt.Errorf("skip %+v", s) })
+			er, err = e.admin.ExportFile(t.Context(), format, path, func(s Skip) error { return fmt.Errorf("skip %+v", s) })
 			if err != nil {
 				t.Fatal(err)
 			}

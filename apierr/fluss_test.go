@@ -15,6 +15,7 @@ import (
 // clients have always been answered: the texts are those the registry and
 // the sidecar wrote before the classes existed.
 func TestAnswers(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("the cause")
 	notFound := storeerr.Named(storeerr.ErrNotFound, "znode does not exist")
 	const (
@@ -128,6 +129,7 @@ func TestAnswers(t *testing.T) {
 // TestIsNotLeader: only code 65 is the answer of a coordinator that does
 // not lead.
 func TestIsNotLeader(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		e    *flusserr.Error
 		want bool
@@ -147,6 +149,7 @@ func TestIsNotLeader(t *testing.T) {
 // TestAnswerOfOtherErrors: an API error passes through; any other error is
 // a store failure of the operation named.
 func TestAnswerOfOtherErrors(t *testing.T) {
+	t.Parallel()
 	veto := flusserr.New(flusserr.AuthorizationException, "no")
 	if got := apierr.Answer("delete", "p", fmt.Errorf("check: %w", veto)); got != veto {
 		t.Errorf("API error: %v, want it unchanged", got)
@@ -163,6 +166,7 @@ func TestAnswerOfOtherErrors(t *testing.T) {
 // code is NONE, which is no answer; anything else, such as a handler's
 // failure or a panic, is UNKNOWN_SERVER_ERROR with its text.
 func TestOf(t *testing.T) {
+	t.Parallel()
 	veto := flusserr.New(flusserr.AuthorizationException, "no")
 	if got := apierr.Of(fmt.Errorf("check: %w", veto)); got != veto {
 		t.Errorf("API error: %v, want it unchanged", got)
@@ -180,6 +184,7 @@ func TestOf(t *testing.T) {
 // TestStoreFailureText: a store failure reads as it did when it was
 // producer.StoreError, so logs keep their text.
 func TestStoreFailureText(t *testing.T) {
+	t.Parallel()
 	e := &apierr.Error{Op: "get", ProducerID: "p", Err: errors.New("the cause")}
 	if got, want := e.Error(), "Failed to get producer offsets for producer p: the cause"; got != want {
 		t.Errorf("%q, want %q", got, want)

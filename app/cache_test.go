@@ -114,7 +114,7 @@ func TestSnapshotCacheHoldsOnlyLiveAcrossSidecars(t *testing.T) {
 		cycles    = 400
 		keepEvery = 40 // one cycle in keepEvery leaves its snapshot live
 	)
-	ctx := ctxT(t)
+	ctx := t.Context()
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -10,22 +10,11 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
 )
-
-// until polls cond; the deadline only keeps a broken test from hanging.
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // TestCleanupOneLeader: two sidecars on one ZooKeeper root and remote
 // directory, with a short cleanup interval. Exactly one leads cleanup;
@@ -61,18 +50,18 @@ func TestCleanupOneLeader(t *testing.T) {
 		return "", ""
 	}
 	var leader, follower string
-	until(t, "one leader", func() bool { leader, follower = leaderOf(); return leader != "" })
+	eventually.True(t, "one leader", func() bool { leader, follower = leaderOf(); return leader != "" })
 
 	removed := func(name string) float64 {
 		return value(scrape(t, apps[name]), "fluss_sidecar_cleanup_expiredSnapshotsRemovedTotal")
 	}
-	zc, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 10 * time.Second})
+	zc, err := zk.Connect(t.Context(), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer zc.Close()
 	producersLeft := func() int {
-		ids, err := zc.Children(ctxT(t), "/producers")
+		ids, err := zc.Children(t.Context(), "/producers")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,17 +76,17 @@ func TestCleanupOneLeader(t *testing.T) {
 		if i%2 == 1 {
 			c = cb
 		}
-		if err := registerTTL(ctxT(t), c, fmt.Sprintf("expired-%d", i), -1000); err != nil {
+		if err := registerTTL(t.Context(), c, fmt.Sprintf("expired-%d", i), -1000); err != nil {
 			t.Fatal(err)
 		}
 	}
-	until(t, "expired snapshots removed", func() bool { return producersLeft() == 0 })
-	until(t, "the removals counted", func() bool { return removed(leader)+removed(follower) >= n })
+	eventually.True(t, "expired snapshots removed", func() bool { return producersLeft() == 0 })
+	eventually.True(t, "the removals counted", func() bool { return removed(leader)+removed(follower) >= n })
 	if l, f := removed(leader), removed(follower); l != n || f != 0 {
 		t.Fatalf("leader reported %v removals, follower %v; want %d and 0", l, f, n)
 	}
 	// Let more rounds pass on both: nothing is removed or counted twice.
-	until(t, "the follower to skip rounds", func() bool {
+	eventually.True(t, "the follower to skip rounds", func() bool {
 		return value(scrape(t, apps[follower]), "fluss_sidecar_cleanup_runsTotal", "result=following") >= 3
 	})
 	if got := removed(follower); got != 0 {
@@ -122,19 +111,19 @@ func TestCleanupOneLeader(t *testing.T) {
 	// The leader stops: the follower takes over.
 	apps[leader].Close()
 	next := apps[follower]
-	until(t, "the follower to lead", func() bool { return value(scrape(t, next), "fluss_sidecar_cleanup_leader") == 1 })
+	eventually.True(t, "the follower to lead", func() bool { return value(scrape(t, next), "fluss_sidecar_cleanup_leader") == 1 })
 	c := ca
 	if follower == "b" {
 		c = cb
 	}
 	const m = 5
 	for i := 0; i < m; i++ {
-		if err := registerTTL(ctxT(t), c, fmt.Sprintf("later-%d", i), -1000); err != nil {
+		if err := registerTTL(t.Context(), c, fmt.Sprintf("later-%d", i), -1000); err != nil {
 			t.Fatal(err)
 		}
 	}
-	until(t, "snapshots removed by the new leader", func() bool { return producersLeft() == 0 })
-	until(t, "the new leader's removals counted", func() bool { return removed(follower) == m })
+	eventually.True(t, "snapshots removed by the new leader", func() bool { return producersLeft() == 0 })
+	eventually.True(t, "the new leader's removals counted", func() bool { return removed(follower) == m })
 	if !strings.Contains(logs[follower].String(), "this instance leads cleanup") {
 		t.Errorf("the new leader does not say it leads:\n%s", logs[follower])
 	}

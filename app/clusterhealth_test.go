@@ -18,7 +18,7 @@ func clusterHealth(t *testing.T, addr string) (*messages.GetClusterHealthRespons
 	t.Helper()
 	c := dialProxy(t, addr)
 	var resp messages.GetClusterHealthResponse
-	err := c.Call(callCtx(t), messages.KeyGetClusterHealth, 0, &messages.GetClusterHealthRequest{}, &resp)
+	err := c.Call(t.Context(), messages.KeyGetClusterHealth, 0, &messages.GetClusterHealthRequest{}, &resp)
 	return &resp, err
 }
 
@@ -52,7 +52,7 @@ func TestClusterHealthFollowsZooKeeper(t *testing.T) {
 	waitStatus(0)
 	srv.Stop()
 	waitStatus(2)
-	if err := srv.Restart(ctxT(t)); err != nil {
+	if err := srv.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	waitStatus(0)
@@ -74,7 +74,7 @@ func TestProxyForwardsClusterHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fake.Close()
-	up, err := embedded.Start(ctxT(t), embedded.Config{})
+	up, err := embedded.Start(t.Context(), embedded.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestProxyForwardsClusterHealth(t *testing.T) {
 			// The merged list holds the upstream's keys once it was reached.
 			eventually.Nil(t, "API_VERSIONS merged with the upstream's", func() error {
 				c := dialProxy(t, a.Addr())
-				av, err := c.Handshake(callCtx(t))
+				av, err := c.Handshake(t.Context())
 				if err != nil {
 					return err
 				}

@@ -3,12 +3,12 @@ package app_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
@@ -39,13 +39,7 @@ func newStaleRig(t *testing.T, kv map[string]string) *staleRig {
 	r.b = apptest.Start(t, sharedZK, shared)
 	r.a = apptest.Start(t, r.cut.Addr(), shared)
 	r.ca, r.cb = dial(t, r.a.Addr()), dial(t, r.b.Addr())
-	ctx := ctxT(t)
-	for !r.a.Cache().Stats().Watching {
-		if ctx.Err() != nil {
-			t.Fatal("A's cache never set its watch")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, "A's cache to set its watch", func() bool { return r.a.Cache().Stats().Watching })
 	return r
 }
 
@@ -100,15 +94,21 @@ func (r *staleRig) whileStale(t *testing.T, op func() error) error {
 	syncs := r.a.Registry().Syncs()
 	done := make(chan error, 1)
 	go func() { done <- op() }()
-	for r.a.Registry().Syncs() == syncs {
+	var early error
+	answered := false
+	eventually.True(t, "op to send its sync or answer", func() bool {
 		select {
-		case err := <-done:
-			r.cut.Resume()
-			return err // answered without a sync: the test's assertions judge it
-		case <-time.After(time.Millisecond):
+		case early = <-done:
+			answered = true // answered without a sync: the test's assertions judge it
+			return true
+		default:
+			return r.a.Registry().Syncs() != syncs
 		}
-	}
+	})
 	r.cut.Resume()
+	if answered {
+		return early
+	}
 	return <-done
 }
 
@@ -118,7 +118,7 @@ func (r *staleRig) whileStale(t *testing.T, op func() error) error {
 // it.
 func TestDecisionsFollowOtherSidecarsWrites(t *testing.T) {
 	r := newStaleRig(t, nil)
-	ctx := ctxT(t)
+	ctx := t.Context()
 
 	t.Run("delete after another sidecar's create", func(t *testing.T) {
 		const id = "stale-delete"
@@ -179,7 +179,7 @@ func TestDecisionsFollowOtherSidecarsWrites(t *testing.T) {
 // the modes. Register and delete still decide on synced state.
 func TestSequentialReadsDoNotWait(t *testing.T) {
 	r := newStaleRig(t, map[string]string{app.KeyReadConsistency: app.ReadSequential})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	const id = "sequential"
 	if res, err := registerOffset(ctx, r.cb, id, 41); err != nil || res != 0 {
 		t.Fatalf("B's register: %d, %v", res, err)

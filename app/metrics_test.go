@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	dto "github.com/prometheus/client_model/go"
@@ -19,6 +18,7 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
@@ -102,28 +102,29 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 	// The cache lists the producer ids in the background once its watch is
 	// set; wait for it so the counts below do not depend on that race.
-	for deadline := time.Now().Add(20 * time.Second); a.Cache().Stats().IndexedIDs < 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the snapshot cache never listed the producer ids: %+v", a.Cache().Stats())
+	eventually.Nil(t, "the snapshot cache to list the producer ids", func() error {
+		if s := a.Cache().Stats(); s.IndexedIDs < 0 {
+			return fmt.Errorf("%+v", s)
 		}
-	}
+		return nil
+	})
 	const clients, registers, invalid, gets = 2, 5, 3, 4
 	for i := 0; i < clients; i++ {
 		c := dial(t, a.Addr()) // one API_VERSIONS each
 		for j := 0; j < registers; j++ {
-			if err := registerTTL(ctxT(t), c, fmt.Sprintf("metrics-%d-%d", i, j), 60000); err != nil {
+			if err := registerTTL(t.Context(), c, fmt.Sprintf("metrics-%d-%d", i, j), 60000); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for j := 0; j < invalid; j++ {
-			err := registerTTL(ctxT(t), c, "bad id!", 60000)
+			err := registerTTL(t.Context(), c, "bad id!", 60000)
 			if fe, ok := flusserr.From(err); !ok || fe.Code != flusserr.InvalidProducerID {
 				t.Fatalf("invalid id: %v", err)
 			}
 		}
 		for j := 0; j < gets; j++ {
 			resp := &messages.GetProducerOffsetsResponse{}
-			if err := c.Call(ctxT(t), 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(fmt.Sprintf("metrics-%d-%d", i, j))}, resp); err != nil {
+			if err := c.Call(t.Context(), 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(fmt.Sprintf("metrics-%d-%d", i, j))}, resp); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -131,12 +132,10 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 	// Closed connections are counted once the server has seen them go.
 	var fams map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.True(t, "no open FLUSS connection", func() bool {
 		fams = scrape(t, a)
-		if value(fams, "fluss_sidecar_connection_open", "listener=FLUSS") == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return value(fams, "fluss_sidecar_connection_open", "listener=FLUSS") == 0
+	})
 	tests := []struct {
 		name   string
 		labels []string
@@ -222,25 +221,22 @@ type readyBody struct {
 	Warnings []string `json:"warnings"`
 }
 
-// waitReady polls /readyz until its status is want (the deadline only
-// keeps a broken test from hanging).
+// waitReady waits until /readyz answers want and returns its body.
 func waitReady(t *testing.T, a *app.App, want int) readyBody {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var r readyBody
+	eventually.Nil(t, fmt.Sprintf("/readyz to answer %d", want), func() error {
 		code, body := apptest.HTTPGet(t, "http://"+a.MetricsAddr()+"/readyz")
-		var r readyBody
+		r = readyBody{}
 		if err := json.Unmarshal([]byte(body), &r); err != nil {
 			t.Fatalf("/readyz body %q: %v", body, err)
 		}
-		if code == want {
-			return r
+		if code != want {
+			return fmt.Errorf("/readyz answers %d (%q)", code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz stayed %d (%q), want %d", code, body, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return r
 }
 
 // TestReadyzFollowsZooKeeper: /readyz is 200 while the session is
@@ -263,7 +259,7 @@ func TestReadyzFollowsZooKeeper(t *testing.T) {
 	if got := value(scrape(t, a), "fluss_sidecar_zookeeper_sessionConnected"); got != 0 {
 		t.Errorf("sessionConnected %v while ZooKeeper is down", got)
 	}
-	if err := srv.Restart(ctxT(t)); err != nil {
+	if err := srv.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	waitReady(t, a, 200)
@@ -283,7 +279,7 @@ func TestReadyzProxyWithoutCoordinator(t *testing.T) {
 	// Storage answers its probe shortly after start; the upstream stays
 	// missing.
 	var r readyBody
-	until(t, "only the upstream missing", func() bool {
+	eventually.True(t, "only the upstream missing", func() bool {
 		r = waitReady(t, a, 503)
 		return len(r.Missing) == 1
 	})
@@ -309,10 +305,10 @@ func TestProxyMetadataBypassReported(t *testing.T) {
 	metadata := func(a *app.App) {
 		t.Helper()
 		c := dialProxy(t, a.Addr())
-		if _, err := c.Handshake(callCtx(t)); err != nil {
+		if _, err := c.Handshake(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Call(callCtx(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &messages.MetadataResponse{}); err != nil {
+		if err := c.Call(t.Context(), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &messages.MetadataResponse{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -389,7 +385,7 @@ func TestMissingFileLoggedAndCounted(t *testing.T) {
 	c := apptest.Config(t, sharedZK, reporterOn(map[string]string{"remote.data.dir": "file://" + dir, app.KeyCacheMaxBytes: "0"}))
 	a := apptest.StartConfig(t, c, app.Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &logs})})
 	cl := dial(t, a.Addr())
-	if err := registerTTL(ctxT(t), cl, "lost-file", 60000); err != nil {
+	if err := registerTTL(t.Context(), cl, "lost-file", 60000); err != nil {
 		t.Fatal(err)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "producers", "lost-file", "*", "*.offsets"))
@@ -399,7 +395,7 @@ func TestMissingFileLoggedAndCounted(t *testing.T) {
 	if err := os.Remove(files[0]); err != nil {
 		t.Fatal(err)
 	}
-	err = cl.Call(ctxT(t), 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("lost-file")}, &messages.GetProducerOffsetsResponse{})
+	err = cl.Call(t.Context(), 1054, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("lost-file")}, &messages.GetProducerOffsetsResponse{})
 	fe, ok := flusserr.From(err)
 	if !ok {
 		t.Fatalf("get: %v", err)

@@ -38,12 +38,6 @@ func dialProxy(t *testing.T, addr string) *wire.Client {
 	return c
 }
 
-func callCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // TestProxyModeStaticUpstream: the configured sidecar forwards what it does
 // not serve to the coordinator at sidecar.upstream.address and serves the
 // producer offsets APIs itself.
@@ -56,7 +50,7 @@ func TestProxyModeStaticUpstream(t *testing.T) {
 	a := startProxyApp(t, zktest.UniqueRoot(), map[string]string{"sidecar.upstream.address": fake.Addr()})
 	c := dialProxy(t, a.Addr())
 
-	av, err := c.Handshake(callCtx(t))
+	av, err := c.Handshake(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +61,7 @@ func TestProxyModeStaticUpstream(t *testing.T) {
 	if !keys[1003] || !keys[1053] || !keys[1054] || !keys[1055] || av.GetServerType() != fakecoord.ServerTypeCoordinator {
 		t.Fatalf("merged api versions %v, server_type %d", keys, av.GetServerType())
 	}
-	resp, err := c.CallRaw(callCtx(t), messages.KeyListDatabases, 0, []byte{0x0a, 0x01, 'x'})
+	resp, err := c.CallRaw(t.Context(), messages.KeyListDatabases, 0, []byte{0x0a, 0x01, 'x'})
 	if err != nil || resp.Type != wire.ResponseSuccess || !bytes.Equal(resp.Body, []byte{0x0a, 0x01, 'x'}) {
 		t.Fatalf("forwarded request: %v %+v", err, resp)
 	}
@@ -75,7 +69,7 @@ func TestProxyModeStaticUpstream(t *testing.T) {
 	req := &messages.RegisterProducerOffsetsRequest{ProducerId: proto.String("via-proxy"), TableOffsets: []*messages.PbProducerTableOffsets{
 		{TableId: proto.Int64(1), BucketOffsets: []*messages.PbBucketOffset{{BucketId: proto.Int32(0), LogEndOffset: proto.Int64(5)}}},
 	}}
-	if err := c.Call(callCtx(t), 1053, 0, req, reg); err != nil || reg.GetResult() != 0 {
+	if err := c.Call(t.Context(), 1053, 0, req, reg); err != nil || reg.GetResult() != 0 {
 		t.Fatalf("local register: %v %v", err, reg)
 	}
 	if n := len(fake.RequestsFor(1053)); n != 0 {
@@ -85,7 +79,7 @@ func TestProxyModeStaticUpstream(t *testing.T) {
 		t.Fatalf("the coordinator saw %d LIST_DATABASES, want 1", n)
 	}
 	md := &messages.MetadataResponse{}
-	if err := c.Call(callCtx(t), 1012, 0, &messages.MetadataRequest{}, md); err != nil {
+	if err := c.Call(t.Context(), 1012, 0, &messages.MetadataRequest{}, md); err != nil {
 		t.Fatal(err)
 	}
 	if md.GetCoordinatorServer().GetNodeId() != fake.NodeID() || md.GetCoordinatorServer().GetPort() != fake.Port() {
@@ -124,14 +118,14 @@ func TestProxyModeDiscoverySASLAndRewrite(t *testing.T) {
 		"security.sasl.enabled.mechanisms": "PLAIN",
 	})
 	c := dialProxy(t, a.Addr())
-	if _, err := c.Handshake(callCtx(t)); err != nil {
+	if _, err := c.Handshake(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	auth := &messages.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: []byte("\x00alice\x00alice-pw")}
-	if err := c.Call(callCtx(t), 1038, 0, auth, &messages.AuthenticateResponse{}); err != nil {
+	if err := c.Call(t.Context(), 1038, 0, auth, &messages.AuthenticateResponse{}); err != nil {
 		t.Fatalf("login: %v", err)
 	}
-	if _, err := c.CallRaw(callCtx(t), messages.KeyListDatabases, 0, nil); err != nil {
+	if _, err := c.CallRaw(t.Context(), messages.KeyListDatabases, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	reqs := fake.RequestsFor(messages.KeyListDatabases)
@@ -139,7 +133,7 @@ func TestProxyModeDiscoverySASLAndRewrite(t *testing.T) {
 		t.Fatalf("the coordinator must see the client's user: %+v", reqs)
 	}
 	md := &messages.MetadataResponse{}
-	if err := c.Call(callCtx(t), 1012, 0, &messages.MetadataRequest{}, md); err != nil {
+	if err := c.Call(t.Context(), 1012, 0, &messages.MetadataRequest{}, md); err != nil {
 		t.Fatal(err)
 	}
 	addr := a.Addrs()[0]

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,12 +33,6 @@ const (
 	guestDenial     = "Principal FlussPrincipal{name='guest', type='User'} have no authorization to operate WRITE on resource Resource{type=TABLE, name='test_db_1.test_pk_table_1'} "
 )
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 type secured struct {
 	app    *app.App
 	zc     *zk.Client
@@ -54,13 +47,13 @@ func startSecured(t *testing.T, extra string) *secured {
 	t.Helper()
 	zktest.SkipIfShort(t)
 	root := zktest.UniqueRoot()
-	zc, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 5 * time.Second})
+	zc, err := zk.Connect(t.Context(), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(zc.Close)
 	reg := `{"version":1,"table_id":1001,"bucket_count":3,"properties":{},"custom_properties":{},"created_time":1,"modified_time":1}`
-	if _, err := zc.Create(ctxT(t), tablePath, []byte(reg), zk.Persistent); err != nil {
+	if _, err := zc.Create(t.Context(), tablePath, []byte(reg), zk.Persistent); err != nil {
 		t.Fatal(err)
 	}
 	yaml := fmt.Sprintf(`
@@ -93,12 +86,12 @@ super.users: User:root
 
 func dial(t *testing.T, addr string) *wire.Client {
 	t.Helper()
-	c, err := wire.Dial(ctxT(t), addr, wire.ClientOptions{})
+	c, err := wire.Dial(t.Context(), addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Handshake(ctxT(t)); err != nil {
+	if _, err := c.Handshake(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -107,7 +100,7 @@ func dial(t *testing.T, addr string) *wire.Client {
 func authenticate(t *testing.T, c *wire.Client, protocol string, token []byte) (*messages.AuthenticateResponse, error) {
 	t.Helper()
 	resp := &messages.AuthenticateResponse{}
-	err := c.Call(ctxT(t), keyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String(protocol), Token: token}, resp)
+	err := c.Call(t.Context(), keyAuthenticate, 0, &messages.AuthenticateRequest{Protocol: proto.String(protocol), Token: token}, resp)
 	return resp, err
 }
 
@@ -137,18 +130,18 @@ func registerReq(id string, tables ...int64) *messages.RegisterProducerOffsetsRe
 
 func register(t *testing.T, c *wire.Client, id string, tables ...int64) error {
 	t.Helper()
-	return c.Call(ctxT(t), keyRegister, 0, registerReq(id, tables...), &messages.RegisterProducerOffsetsResponse{})
+	return c.Call(t.Context(), keyRegister, 0, registerReq(id, tables...), &messages.RegisterProducerOffsetsResponse{})
 }
 
 func deleteID(t *testing.T, c *wire.Client, id string) error {
 	t.Helper()
-	return c.Call(ctxT(t), keyDelete, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{})
+	return c.Call(t.Context(), keyDelete, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{})
 }
 
 func get(t *testing.T, c *wire.Client, id string) *messages.GetProducerOffsetsResponse {
 	t.Helper()
 	resp := &messages.GetProducerOffsetsResponse{}
-	if err := c.Call(ctxT(t), keyGet, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
+	if err := c.Call(t.Context(), keyGet, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
 		t.Fatal(err)
 	}
 	return resp
@@ -166,10 +159,10 @@ func wantCode(t *testing.T, err error, code flusserr.Code, msg string) {
 // then a change notification.
 func grant(t *testing.T, zc *zk.Client, r authz.Resource, acls ...authz.ACL) {
 	t.Helper()
-	if _, err := zc.Create(ctxT(t), authz.ACLPath(r), authz.EncodeResourceACL(acls), zk.Persistent); err != nil {
+	if _, err := zc.Create(t.Context(), authz.ACLPath(r), authz.EncodeResourceACL(acls), zk.Persistent); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zc.Create(ctxT(t), authz.ACLChangesPath+"/"+authz.ACLChangePrefix, []byte(r.Type.String()+":"+r.Name), zk.PersistentSequential); err != nil {
+	if _, err := zc.Create(t.Context(), authz.ACLChangesPath+"/"+authz.ACLChangePrefix, []byte(r.Type.String()+":"+r.Name), zk.PersistentSequential); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -245,7 +238,7 @@ func TestAuthentication(t *testing.T) {
 	t.Run("unauthenticated requests are refused", func(t *testing.T) {
 		c := dial(t, s.client)
 		wantCode(t, register(t, c, "x", tableID), flusserr.AuthenticateException, authz.MsgNotAuthenticated)
-		wantCode(t, c.Call(ctxT(t), 1012, 0, &messages.MetadataRequest{}, &messages.MetadataResponse{}), flusserr.AuthenticateException, authz.MsgNotAuthenticated)
+		wantCode(t, c.Call(t.Context(), 1012, 0, &messages.MetadataRequest{}, &messages.MetadataResponse{}), flusserr.AuthenticateException, authz.MsgNotAuthenticated)
 	})
 	bad := []struct {
 		name, protocol, token string
@@ -308,13 +301,13 @@ func TestAuthenticationDeadline(t *testing.T) {
 	}
 	// An authenticated connection outlives the deadline.
 	c := login(t, s.client, "root", "password")
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(600 * time.Millisecond) // nothing must happen for a while: the 300 ms deadline passes and c stays open
 	if err := register(t, c, "late", tableID); err != nil {
 		t.Fatalf("authenticated connection after the deadline: %v", err)
 	}
 	// The PLAINTEXT listener has no deadline.
 	p := dial(t, s.plain)
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(600 * time.Millisecond) // nothing must happen for a while: 300 ms pass and p stays open
 	if got := get(t, p, "late"); got.GetProducerId() != "late" {
 		t.Fatal(got)
 	}

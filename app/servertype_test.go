@@ -4,13 +4,13 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/strictclient"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
@@ -36,7 +36,7 @@ func TestStrictClientZooKeeperMode(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := apptest.Start(t, sharedZK, tt.kv)
-			cl, err := strictclient.Bootstrap(callCtx(t), a.Addr(), tt.opts)
+			cl, err := strictclient.Bootstrap(t.Context(), a.Addr(), tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,10 +45,10 @@ func TestStrictClientZooKeeperMode(t *testing.T) {
 				t.Fatalf("coordinator at %s, tablet servers %v; want %s and %v", cl.Coordinator.Addr, cl.Metadata.GetTabletServers(), a.Addr(), a.TabletAddrs())
 			}
 			req := &messages.GetProducerOffsetsRequest{ProducerId: proto.String("p")}
-			if err := cl.Coordinator.Call(callCtx(t), messages.KeyGetProducerOffsets, 0, req, &messages.GetProducerOffsetsResponse{}); err != nil {
+			if err := cl.Coordinator.Call(t.Context(), messages.KeyGetProducerOffsets, 0, req, &messages.GetProducerOffsetsResponse{}); err != nil {
 				t.Fatalf("GET on the coordinator: %v", err)
 			}
-			err = cl.Tablets[0].Call(callCtx(t), messages.KeyGetProducerOffsets, 0, req, &messages.GetProducerOffsetsResponse{})
+			err = cl.Tablets[0].Call(t.Context(), messages.KeyGetProducerOffsets, 0, req, &messages.GetProducerOffsetsResponse{})
 			if fe, ok := flusserr.From(err); !ok || fe.Code != flusserr.UnsupportedVersion || !strings.Contains(fe.Message, "served by the coordinator") {
 				t.Fatalf("GET on the tablet server: %v", err)
 			}
@@ -86,7 +86,7 @@ func TestStrictClientProxyMode(t *testing.T) {
 			if len(a.TabletAddrs()) != 0 {
 				t.Fatalf("proxy mode bound tablet endpoints %v", a.TabletAddrs())
 			}
-			cl, err := strictclient.Bootstrap(callCtx(t), a.Addr(), tt.opts)
+			cl, err := strictclient.Bootstrap(t.Context(), a.Addr(), tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestProxyModeServerTypeBeforeTheUpstream(t *testing.T) {
 	closed := ln.Addr().String()
 	ln.Close()
 	a := startProxyApp(t, zktest.UniqueRoot(), map[string]string{"sidecar.upstream.address": closed})
-	c, err := strictclient.Connect(callCtx(t), a.Addr(), messages.ServerTypeCoordinator, strictclient.Options{})
+	c, err := strictclient.Connect(t.Context(), a.Addr(), messages.ServerTypeCoordinator, strictclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,18 +128,16 @@ func TestProxyModeServerTypeBeforeTheUpstream(t *testing.T) {
 func TestMetricsTabletEndpoint(t *testing.T) {
 	a := apptest.Start(t, sharedZK, reporterOn(map[string]string{}))
 	c := dial(t, a.TabletAddrs()[0].Address())
-	err := registerTTL(callCtx(t), c, "on-the-tablet", 60000)
+	err := registerTTL(t.Context(), c, "on-the-tablet", 60000)
 	if fe, ok := flusserr.From(err); !ok || fe.Code != flusserr.UnsupportedVersion {
 		t.Fatalf("register on the tablet endpoint: %v", err)
 	}
 	c.Close()
 	var fams map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.True(t, "no open tablet-server connection", func() bool {
 		fams = scrape(t, a)
-		if value(fams, "fluss_sidecar_connection_open", "listener=FLUSS/tablet-server") == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return value(fams, "fluss_sidecar_connection_open", "listener=FLUSS/tablet-server") == 0
+	})
 	for _, tt := range []struct {
 		name   string
 		labels []string

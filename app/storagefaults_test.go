@@ -341,7 +341,7 @@ func runFaultMatrix(t *testing.T, b faultBackend) {
 	n := 0
 	for _, fault := range b.faults {
 		t.Run(fault, func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := t.Context()
 			// Before the fault: producers to read, delete and expire.
 			var toGet, toDelete []string
 			for i := range 2 {

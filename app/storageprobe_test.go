@@ -120,13 +120,13 @@ func TestUnreachableEndpointNeverPanics(t *testing.T) {
 				t.Fatalf("not-ready body %+v", r)
 			}
 			c := dial(t, a.Addr())
-			err := registerTTL(ctxT(t), c, "unreachable-"+tt.name, 60000)
+			err := registerTTL(t.Context(), c, "unreachable-"+tt.name, 60000)
 			fe, ok := flusserr.From(err)
 			if !ok || !fe.Retriable() {
 				t.Fatalf("register: %v, want a retriable code", err)
 			}
 			// Still serving: the same connection answers again.
-			if _, err := c.Handshake(ctxT(t)); err != nil {
+			if _, err := c.Handshake(t.Context()); err != nil {
 				t.Fatalf("after the failed register: %v", err)
 			}
 			out := logs.String()

@@ -1,7 +1,6 @@
 package authz_test
 
 import (
-	"context"
 	"net"
 	"testing"
 	"time"
@@ -19,12 +18,6 @@ func TestMain(m *testing.M) {
 	zktest.Main(m, func(addr string) { sharedZK = addr })
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func session(listener, user string) *wire.Session {
 	s := &wire.Session{ListenerName: listener, RemoteAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 5}}
 	s.SetIdentity(user, true)
@@ -33,7 +26,7 @@ func session(listener, user string) *wire.Session {
 
 func TestAuthorizerFollowsACLChanges(t *testing.T) {
 	zktest.SkipIfShort(t)
-	zc, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 5 * time.Second})
+	zc, err := zk.Connect(t.Context(), zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +35,15 @@ func TestAuthorizerFollowsACLChanges(t *testing.T) {
 	tbl := authz.Table("db", "t")
 	write := func(r authz.Resource, data []byte, notify bool) {
 		t.Helper()
-		if ok, st, _ := zc.Exists(ctxT(t), authz.ACLPath(r)); ok {
-			if _, err := zc.Set(ctxT(t), authz.ACLPath(r), data, st.Version); err != nil {
+		if ok, st, _ := zc.Exists(t.Context(), authz.ACLPath(r)); ok {
+			if _, err := zc.Set(t.Context(), authz.ACLPath(r), data, st.Version); err != nil {
 				t.Fatal(err)
 			}
-		} else if _, err := zc.Create(ctxT(t), authz.ACLPath(r), data, zk.Persistent); err != nil {
+		} else if _, err := zc.Create(t.Context(), authz.ACLPath(r), data, zk.Persistent); err != nil {
 			t.Fatal(err)
 		}
 		if notify {
-			if _, err := zc.Create(ctxT(t), authz.ACLChangesPath+"/"+authz.ACLChangePrefix, []byte(r.Type.String()+":"+r.Name), zk.PersistentSequential); err != nil {
+			if _, err := zc.Create(t.Context(), authz.ACLChangesPath+"/"+authz.ACLChangePrefix, []byte(r.Type.String()+":"+r.Name), zk.PersistentSequential); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -62,7 +55,7 @@ func TestAuthorizerFollowsACLChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Start(ctxT(t)); err != nil {
+	if err := a.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
@@ -91,10 +84,10 @@ func TestAuthorizerFollowsACLChanges(t *testing.T) {
 	}
 
 	// Removing the database ACLs takes READ away.
-	if err := zc.Delete(ctxT(t), authz.ACLPath(db), -1); err != nil {
+	if err := zc.Delete(t.Context(), authz.ACLPath(db), -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zc.Create(ctxT(t), authz.ACLChangesPath+"/"+authz.ACLChangePrefix, []byte("DATABASE:db"), zk.PersistentSequential); err != nil {
+	if _, err := zc.Create(t.Context(), authz.ACLChangesPath+"/"+authz.ACLChangePrefix, []byte("DATABASE:db"), zk.PersistentSequential); err != nil {
 		t.Fatal(err)
 	}
 	eventually.True(t, "database ACL removed", func() bool { return a.Authorize(alice, authz.OpRead, tbl) != nil })

@@ -6,6 +6,7 @@ import (
 )
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	guest := User("guest")
 	tbl := Table("db1", "t1")
 	allow := func(p Principal, host string, op Operation) ACL {
@@ -52,6 +53,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideIgnoreCase(t *testing.T) {
+	t.Parallel()
 	acls := map[Resource][]ACL{Table("d", "t"): {{User("Guest"), PermAllow, "*", OpWrite}}}
 	req := Request{User("guest"), "1.2.3.4", OpWrite, Table("d", "t")}
 	src := func(r Resource) []ACL { return acls[r] }
@@ -64,6 +66,7 @@ func TestDecideIgnoreCase(t *testing.T) {
 }
 
 func TestDenialMessage(t *testing.T) {
+	t.Parallel()
 	err := DenialError(User("guest"), OpWrite, Table("test_db_1", "test_pk_table_1"))
 	want := "Principal FlussPrincipal{name='guest', type='User'} have no authorization to operate WRITE on resource Resource{type=TABLE, name='test_db_1.test_pk_table_1'} "
 	if err.Message != want || err.Code != 48 {
@@ -72,6 +75,7 @@ func TestDenialMessage(t *testing.T) {
 }
 
 func TestHostAddress(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		addr net.Addr
 		want string

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParsePlainToken(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in      string
 		want    PlainToken
@@ -42,6 +43,7 @@ func TestParsePlainToken(t *testing.T) {
 }
 
 func TestCredentialsVerify(t *testing.T) {
+	t.Parallel()
 	c := NewCredentials(map[string]string{"root": "password"})
 	cases := []struct {
 		user, pw string
@@ -66,6 +68,7 @@ func TestCredentialsVerify(t *testing.T) {
 }
 
 func TestParseJAAS(t *testing.T) {
+	t.Parallel()
 	in := `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_admin="admin-pass" user_alice="alice-pass"  user_q="a \"quoted\" \\ pass;word";`
 	entries, err := ParseJAAS(in)
 	if err != nil {
@@ -102,6 +105,7 @@ func TestParseJAAS(t *testing.T) {
 }
 
 func TestDecodeResourceACL(t *testing.T) {
+	t.Parallel()
 	got, err := DecodeResourceACL([]byte(`{"version":1,"acls":[{"principal_type":"USER","principal_name":"Mike","permission_type":"ALLOW","host":"*","operation":"ALL"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +137,7 @@ func TestDecodeResourceACL(t *testing.T) {
 }
 
 func TestSettingsFromConfig(t *testing.T) {
+	t.Parallel()
 	c, err := config.Parse([]byte(`
 bind.listeners: INTERNAL://127.0.0.1:0, CLIENT://127.0.0.1:0, OTHER://127.0.0.1:0
 internal.listener.name: INTERNAL

@@ -33,17 +33,17 @@ func newOutage(t *testing.T, sessionTimeout time.Duration) *outage {
 	root := zktest.UniqueRoot()
 	o := &outage{cut: zktest.NewCutter(t, sharedZK)}
 	var err error
-	o.zc, err = zk.Connect(ctxT(t), zk.Config{Address: o.cut.Addr(), Root: root, SessionTimeout: sessionTimeout, ConnectionTimeout: 10 * time.Second})
+	o.zc, err = zk.Connect(t.Context(), zk.Config{Address: o.cut.Addr(), Root: root, SessionTimeout: sessionTimeout, ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(o.zc.Close)
-	o.direct, err = zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 10 * time.Second})
+	o.direct, err = zk.Connect(t.Context(), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(o.direct.Close)
-	if _, err := o.zc.Create(ctxT(t), aliveNode, nil, zk.Ephemeral); err != nil {
+	if _, err := o.zc.Create(t.Context(), aliveNode, nil, zk.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
 	return o
@@ -55,7 +55,7 @@ func newOutage(t *testing.T, sessionTimeout time.Duration) *outage {
 // connection.
 func (o *outage) cutOff(t *testing.T, expire bool) {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := t.Context()
 	ok, _, gone, err := o.direct.ExistsW(ctx, aliveNode)
 	if err != nil || !ok {
 		t.Fatalf("observer: %v %v", ok, err)
@@ -80,7 +80,7 @@ func (o *outage) cutOff(t *testing.T, expire bool) {
 // notify is false. It returns the notification's path ("" without one).
 func setACLs(t *testing.T, c *zk.Client, r authz.Resource, acls []authz.ACL, notify bool) string {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := t.Context()
 	path := authz.ACLPath(r)
 	ok, st, err := c.Exists(ctx, path)
 	switch {
@@ -141,7 +141,7 @@ func TestAuthorizerAcrossOutages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Start(ctxT(t)); err != nil {
+			if err := a.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(a.Close)
@@ -160,7 +160,7 @@ func TestAuthorizerAcrossOutages(t *testing.T) {
 			setACLs(t, o.direct, tbl, []authz.ACL{allow("alice", authz.OpWrite)}, true)
 			note := setACLs(t, o.direct, db, nil, true)
 			if tc.purge {
-				if err := o.direct.Delete(ctxT(t), note, -1); err != nil {
+				if err := o.direct.Delete(t.Context(), note, -1); err != nil {
 					t.Fatal(err)
 				}
 			}

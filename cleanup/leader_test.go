@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
@@ -18,16 +19,10 @@ func TestMain(m *testing.M) {
 	zktest.Main(m, func(addr string) { zkAddr = addr })
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func connect(t *testing.T, addr, root string, session time.Duration) *zk.Client {
 	t.Helper()
 	zktest.SkipIfShort(t)
-	c, err := zk.Connect(testCtx(t), zk.Config{Address: addr, Root: root, SessionTimeout: session, ConnectionTimeout: 10 * time.Second})
+	c, err := zk.Connect(t.Context(), zk.Config{Address: addr, Root: root, SessionTimeout: session, ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,17 +56,6 @@ func campaign(t *testing.T, zc *zk.Client, name string) *candidate {
 	return c
 }
 
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func confirmed(t *testing.T, c *candidate) (bool, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -92,9 +76,9 @@ func TestElectorHandover(t *testing.T) {
 	root := zktest.UniqueRoot()
 	cut := zktest.NewCutter(t, srv.Addr)
 	a := campaign(t, connect(t, cut.Addr(), root, 4*time.Second), "a")
-	until(t, "a to lead", func() bool { return a.e.Leading() })
+	eventually.True(t, "a to lead", func() bool { return a.e.Leading() })
 	b := campaign(t, connect(t, srv.Addr, root, 30*time.Second), "b")
-	until(t, "b to know the leader", func() bool { _, who := confirmed(t, b); return who == "a" })
+	eventually.True(t, "b to know the leader", func() bool { _, who := confirmed(t, b); return who == "a" })
 	if la, _ := confirmed(t, a); !la || b.e.Leading() {
 		t.Fatalf("a confirms %v, b leads %v", la, b.e.Leading())
 	}
@@ -104,16 +88,16 @@ func TestElectorHandover(t *testing.T) {
 
 	// a is cut off: its session expires, b takes over.
 	cut.Cut()
-	until(t, "b to lead after a's session expired", func() bool { l, _ := confirmed(t, b); return l && b.e.Leading() })
+	eventually.True(t, "b to lead after a's session expired", func() bool { l, _ := confirmed(t, b); return l && b.e.Leading() })
 	cut.Restore()
-	until(t, "a to follow after it is back", func() bool { return !a.e.Leading() })
+	eventually.True(t, "a to follow after it is back", func() bool { return !a.e.Leading() })
 	if la, who := confirmed(t, a); la || who != "b" {
 		t.Fatalf("a confirms %v, leader %q; want b", la, who)
 	}
 
 	// b resigns by stopping: a takes over at once.
 	b.stop()
-	until(t, "a to lead after b resigned", func() bool { l, _ := confirmed(t, a); return l && a.e.Leading() })
+	eventually.True(t, "a to lead after b resigned", func() bool { l, _ := confirmed(t, a); return l && a.e.Leading() })
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -173,9 +157,9 @@ func (r *runs) get(k string) int {
 func TestRunOnlyOnLeader(t *testing.T) {
 	root := zktest.UniqueRoot()
 	a := campaign(t, connect(t, zkAddr, root, 10*time.Second), "a")
-	until(t, "a to lead", func() bool { return a.e.Leading() })
+	eventually.True(t, "a to lead", func() bool { return a.e.Leading() })
 	b := campaign(t, connect(t, zkAddr, root, 10*time.Second), "b")
-	until(t, "b to follow", func() bool { _, who := confirmed(t, b); return who == "a" })
+	eventually.True(t, "b to follow", func() bool { _, who := confirmed(t, b); return who == "a" })
 	regA, regB := &fakeRegistry{}, &fakeRegistry{}
 	obsA := &runs{by: map[string]int{}, n: map[string]int{}}
 	obsB := &runs{by: map[string]int{}, n: map[string]int{}}
@@ -192,7 +176,7 @@ func TestRunOnlyOnLeader(t *testing.T) {
 			Run(ctx, Config{Registry: r.reg, Interval: 20 * time.Millisecond, Leader: r.c.e, Observer: r.obs})
 		}()
 	}
-	until(t, "rounds on both", func() bool { return obsA.get(ResultOK) >= 3 && obsB.get(ResultFollowing) >= 3 })
+	eventually.True(t, "rounds on both", func() bool { return obsA.get(ResultOK) >= 3 && obsB.get(ResultFollowing) >= 3 })
 	cancel()
 	wg.Wait()
 	if regB.rounds != 0 || obsB.get(ResultOK) != 0 {

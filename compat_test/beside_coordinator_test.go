@@ -114,7 +114,7 @@ func metric(t *testing.T, a *app.App, series string) float64 {
 // when the test ends.
 func dialFluss(t *testing.T, addr string) *wire.Client {
 	t.Helper()
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c, err := wire.Dial(ctx, addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)

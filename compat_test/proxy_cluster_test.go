@@ -121,7 +121,7 @@ func (r *proxyRig) restartSidecar(t *testing.T, down time.Duration) {
 	if err := r.sidecar.Close(); err != nil {
 		t.Logf("closing the sidecar: %v", err)
 	}
-	time.Sleep(down) // the outage itself, not a wait for a condition
+	time.Sleep(down) // the sleep is under test: the outage itself, not a wait for a condition
 	s, err := app.FromConfig(apptest.Config(t, r.zkAddr, r.kv))
 	if err != nil {
 		t.Fatal(err)

@@ -118,7 +118,7 @@ func TestRustClientHealthFollowsZooKeeper(t *testing.T) {
 	waitRustHealth(t, bin, a.Addr(), "Green")
 	zk.Stop()
 	waitRustHealth(t, bin, a.Addr(), "Red")
-	if err := zk.Restart(zktest.Context(t)); err != nil {
+	if err := zk.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	waitRustHealth(t, bin, a.Addr(), "Green")

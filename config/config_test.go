@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseDuration(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want time.Duration
@@ -36,6 +37,7 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestParseMemorySize(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want int64
@@ -57,6 +59,7 @@ func TestParseMemorySize(t *testing.T) {
 }
 
 func TestParseListeners(t *testing.T) {
+	t.Parallel()
 	ls, err := ParseListeners("INTERNAL://10.0.0.5:9123, CLIENT://[::1]:9124")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +84,7 @@ func TestParseListeners(t *testing.T) {
 }
 
 func TestParseYAMLAndOverrides(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte(`
 # a Fluss server.yaml
 zookeeper.address: 127.0.0.1:2181
@@ -128,6 +132,7 @@ authorizer.enabled: true
 // written as one string (StructuredOptionsSplitter with ','), the cases of
 // its own tests among them.
 func TestSplitList(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		want []string
@@ -201,6 +206,7 @@ func FuzzSplitList(f *testing.F) {
 // Config remembers which keys were one, through Merge too; setting the key
 // again forgets it.
 func TestFromSequence(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte(`
 remote.data.dirs:
   - s3://a/fluss

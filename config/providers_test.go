@@ -7,6 +7,7 @@ import (
 )
 
 func TestProvidersResolve(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"S3_SECRET": "s3cr3t", "EMPTY": "", "BRACE": "a}b"}
 	files := map[string]string{"/run/secrets/pw": "file-pw\n", "/run/secrets/crlf": "x\r\n"}
 	p := Providers{

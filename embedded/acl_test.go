@@ -28,7 +28,7 @@ func TestACLFileDenials(t *testing.T) {
 		Security:   embedded.Users(map[string]string{"alice": "a-pw", "bob": "b-pw", "root": "r-pw"}),
 		Authorizer: acls, Tables: acls,
 	})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	login := func(user, pw string) *wire.Client {
 		c := dial(t, s.Addr())
 		err := c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
@@ -93,7 +93,7 @@ func TestACLFileSuperUserAndInternalListener(t *testing.T) {
 		Security:   embedded.Users(map[string]string{"root": "r", "eve": "e"}, "CLIENT"),
 		Authorizer: acls, Tables: acls,
 	})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	login := func(user string) *wire.Client {
 		c := dial(t, s.Listeners()[0].Address())
 		err := c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{

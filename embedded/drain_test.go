@@ -3,10 +3,10 @@ package embedded_test
 import (
 	"net"
 	"testing"
-	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/config"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 )
 
 // TestCloseDrainsListenersAtOnce: with a request in flight on the first
@@ -29,26 +29,23 @@ func TestCloseDrainsListenersAtOnce(t *testing.T) {
 	c := dial(t, srv.Addr())
 	answered := make(chan error, 1)
 	go func() {
-		_, err := register(ctxT(t), c, "slow", 1)
+		_, err := register(t.Context(), c, "slow", 1)
 		answered <- err
 	}()
 	<-store.entered
 	closed := make(chan error, 1)
 	go func() { closed <- srv.Close() }()
-	deadline := time.Now().Add(notApplied)
-	for {
-		nc, err := net.Dial("tcp", second.Address())
-		if err != nil {
-			break
-		}
-		nc.Close()
-		if time.Now().After(deadline) {
-			store.release() // or the cleanup's Close would wait for the drain
-			t.Fatal("the second listener still accepts while the first drains")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	store.release()
+	func() {
+		defer store.release() // also when the wait fails, or the cleanup's Close would wait for the drain
+		eventually.True(t, "the second listener to refuse while the first drains", func() bool {
+			nc, err := net.Dial("tcp", second.Address())
+			if err != nil {
+				return true
+			}
+			nc.Close()
+			return false
+		})
+	}()
 	if err := <-answered; err != nil {
 		t.Fatalf("the register in flight: %v", err)
 	}

@@ -18,15 +18,9 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func start(t *testing.T, cfg embedded.Config) *embedded.Server {
 	t.Helper()
-	s, err := embedded.Start(ctxT(t), cfg)
+	s, err := embedded.Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +30,7 @@ func start(t *testing.T, cfg embedded.Config) *embedded.Server {
 
 func dial(t *testing.T, addr string) *wire.Client {
 	t.Helper()
-	c, err := wire.Dial(ctxT(t), addr, wire.ClientOptions{})
+	c, err := wire.Dial(t.Context(), addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +67,7 @@ func code(err error) flusserr.Code {
 // on a free loopback port, through the real registry.
 func TestServesTheSidecarAPIs(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	av, err := c.Handshake(ctx)
 	if err != nil {
@@ -177,7 +171,7 @@ func TestControls(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := start(t, embedded.Config{})
-			ctx := ctxT(t)
+			ctx := t.Context()
 			c := dial(t, s.Addr())
 			if _, err := register(ctx, c, "p", 1); err != nil {
 				t.Fatal(err)
@@ -199,7 +193,7 @@ func TestControls(t *testing.T) {
 // TestControlOnlyTouchesItsKey: a control on GET leaves REGISTER alone.
 func TestControlOnlyTouchesItsKey(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	s.FailNext(messages.KeyGetProducerOffsets, flusserr.StorageException, "")
 	if r, err := register(ctx, c, "p", 1); err != nil || r != 0 {
@@ -218,7 +212,7 @@ func TestControlOnlyTouchesItsKey(t *testing.T) {
 // it completes.
 func TestStallHoldsOnlyThatRequest(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	release := s.StallNext(messages.KeyRegisterProducerOffsets)
 	done := make(chan error, 1)
@@ -253,7 +247,7 @@ func TestStallHoldsOnlyThatRequest(t *testing.T) {
 // Keep makes it act on every later request.
 func TestKeepAndPass(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	var seen []int32
 	// Fail only the third GET of the connection, whatever comes before.
@@ -295,7 +289,7 @@ func TestKeepAndPass(t *testing.T) {
 // TestDelay: Delay holds the request, then serves it.
 func TestDelay(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	s.ControlKey(messages.KeyRegisterProducerOffsets, func(embedded.Request) embedded.Action {
 		return embedded.Delay(10 * time.Millisecond)
@@ -308,11 +302,11 @@ func TestDelay(t *testing.T) {
 // TestCloseReleasesStalls: closing the server drops a request stalled
 // forever instead of waiting for it, and Close is idempotent.
 func TestCloseReleasesStalls(t *testing.T) {
-	s, err := embedded.Start(ctxT(t), embedded.Config{Limits: assembly.Limits{DrainTimeout: time.Minute}})
+	s, err := embedded.Start(t.Context(), embedded.Config{Limits: assembly.Limits{DrainTimeout: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	s.StallNext(messages.KeyGetProducerOffsets) // never released
 	done := make(chan error, 1)
@@ -339,7 +333,7 @@ func TestCloseReleasesStalls(t *testing.T) {
 // and the right one opens the connection.
 func TestSASLUsers(t *testing.T) {
 	s := start(t, embedded.Config{Security: embedded.Users(map[string]string{"alice": "pw"})})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	if _, err := c.Handshake(ctx); err != nil {
 		t.Fatal(err)
@@ -369,14 +363,14 @@ func TestSASLUsers(t *testing.T) {
 func TestStartFailsOnATakenPort(t *testing.T) {
 	s := start(t, embedded.Config{})
 	cfg := embedded.Config{Listeners: []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: s.Listeners()[0].Port}}}
-	if _, err := embedded.Start(ctxT(t), cfg); err == nil {
+	if _, err := embedded.Start(t.Context(), cfg); err == nil {
 		t.Fatal("Start on a taken port succeeded")
 	}
 	acls, err := embedded.ParseACLs(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := embedded.Start(ctxT(t), embedded.Config{Authorizer: acls}); err == nil {
+	if _, err := embedded.Start(t.Context(), embedded.Config{Authorizer: acls}); err == nil {
 		t.Fatal("an Authorizer without Tables was accepted")
 	}
 }
@@ -392,7 +386,7 @@ func TestCleanupRemovesExpiredSnapshots(t *testing.T) {
 		OrphanGracePeriod: time.Second,
 		Now:               func() time.Time { return time.UnixMilli(clock.Load()) },
 	})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	var resp messages.RegisterProducerOffsetsResponse
 	err := c.Call(ctx, messages.KeyRegisterProducerOffsets, 0, &messages.RegisterProducerOffsetsRequest{
@@ -406,7 +400,7 @@ func TestCleanupRemovesExpiredSnapshots(t *testing.T) {
 	if _, err := register(ctx, c, "long", 2); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // cleanups run, nothing has expired yet
+	time.Sleep(50 * time.Millisecond) // nothing must happen for a while: cleanups run, nothing has expired yet
 	if ids, _ := s.Store().ListProducerIDs(ctx); len(ids) != 2 || len(s.Store().Files()) != 2 {
 		t.Fatalf("before expiry: snapshots %v, files %v", ids, s.Store().Files())
 	}

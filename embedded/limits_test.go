@@ -164,7 +164,7 @@ func testBindListeners(t *testing.T) {
 		t.Fatalf("bound %v, want FLUSS and CLIENT", ls)
 	}
 	for _, l := range ls {
-		if _, err := dial(t, l.Address()).Handshake(ctxT(t)); err != nil {
+		if _, err := dial(t, l.Address()).Handshake(t.Context()); err != nil {
 			t.Fatalf("%s: %v", l.Name, err)
 		}
 	}
@@ -173,7 +173,7 @@ func testBindListeners(t *testing.T) {
 func metadata(t *testing.T, addr string) *messages.PbServerNode {
 	t.Helper()
 	var md messages.MetadataResponse
-	if err := dial(t, addr).Call(ctxT(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
+	if err := dial(t, addr).Call(t.Context(), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
 		t.Fatal(err)
 	}
 	return md.GetCoordinatorServer()
@@ -200,7 +200,7 @@ func testTabletListeners(t *testing.T) {
 		t.Fatalf("tablet endpoints %v, want FLUSS on port %d, then CLIENT", ls, port)
 	}
 	for _, l := range ls {
-		av, err := dial(t, l.Address()).Handshake(ctxT(t))
+		av, err := dial(t, l.Address()).Handshake(t.Context())
 		if err != nil {
 			t.Fatalf("%s: %v", l.Name, err)
 		}
@@ -215,7 +215,7 @@ func testTabletListeners(t *testing.T) {
 func testTabletAdvertised(t *testing.T) {
 	srv := startFromKeys(t, map[string]string{app.KeyTabletAdvertised: "FLUSS://tablet.example:9998"}, nil)
 	var md messages.MetadataResponse
-	if err := dial(t, srv.Addr()).Call(ctxT(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
+	if err := dial(t, srv.Addr()).Call(t.Context(), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
 		t.Fatal(err)
 	}
 	if n := md.GetTabletServers(); len(n) != 1 || n[0].GetHost() != "tablet.example" || n[0].GetPort() != 9998 {

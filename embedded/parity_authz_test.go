@@ -70,7 +70,7 @@ func TestParityAuthorization(t *testing.T) {
 	}
 	zkCfg := apptest.Config(t, zks.Addr, common)
 	root, _ := zkCfg.Lookup("zookeeper.path.root")
-	zc, err := zk.Connect(ctxT(t), zk.Config{Address: zks.Addr, Root: root})
+	zc, err := zk.Connect(t.Context(), zk.Config{Address: zks.Addr, Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestParityAuthorization(t *testing.T) {
 	// stores them.
 	for id, name := range map[int64][2]string{100: {"db1", "orders"}, 200: {"db1", "audit"}, 300: {"db2", "events"}} {
 		data := fmt.Sprintf(`{"version":1,"table_id":%d,"bucket_count":3,"properties":{},"custom_properties":{},"created_time":1,"modified_time":1}`, id)
-		if _, err := zc.Create(ctxT(t), tables.DatabasesPath+"/"+name[0]+"/tables/"+name[1], []byte(data), zk.Persistent); err != nil {
+		if _, err := zc.Create(t.Context(), tables.DatabasesPath+"/"+name[0]+"/tables/"+name[1], []byte(data), zk.Persistent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +92,7 @@ func TestParityAuthorization(t *testing.T) {
 		authz.Database("db1"):        {acl(authz.User("bob"), authz.OpRead, "*")},
 		authz.Cluster():              {acl(authz.Principal{Name: "*", Type: "*"}, authz.OpDescribe, "*")},
 	} {
-		if _, err := zc.Create(ctxT(t), authz.ACLPath(r), authz.EncodeResourceACL(acls), zk.Persistent); err != nil {
+		if _, err := zc.Create(t.Context(), authz.ACLPath(r), authz.EncodeResourceACL(acls), zk.Persistent); err != nil {
 			t.Fatal(err)
 		}
 	}

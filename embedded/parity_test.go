@@ -100,7 +100,7 @@ type zkPlanter struct {
 }
 
 func (p zkPlanter) znode(id string, data []byte) {
-	if _, err := p.zc.Create(ctxT(p.t), zkstore.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
+	if _, err := p.zc.Create(p.t.Context(), zkstore.ProducersPath+"/"+id, data, zk.Persistent); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -335,7 +335,7 @@ func (a answer) String() string {
 // in script order, checking each against its expectation.
 func runScript(t *testing.T, script []pstep, addr func(conn int) string, clock *parityClock, plant planter) [][]answer {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := t.Context()
 	conns := map[int]*wire.Client{}
 	var out [][]answer
 	for _, st := range script {
@@ -464,7 +464,7 @@ func TestParityZooKeeperAndEmbedded(t *testing.T) {
 		a := start(zkCfg, zkClock)
 		root, _ := zkCfg.Lookup("zookeeper.path.root")
 		dir, _ := zkCfg.Lookup("remote.data.dir")
-		zc, err := zk.Connect(ctxT(t), zk.Config{Address: zks.Addr, Root: root, ConnectionTimeout: 10 * time.Second})
+		zc, err := zk.Connect(t.Context(), zk.Config{Address: zks.Addr, Root: root, ConnectionTimeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func TestRuleActions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := start(t, embedded.Config{})
-			ctx := ctxT(t)
+			ctx := t.Context()
 			tc.rule.Key, tc.rule.Count = messages.KeyRegisterProducerOffsets, 1
 			info, err := s.AddRule(tc.rule)
 			if err != nil {
@@ -85,7 +85,7 @@ func TestRuleActions(t *testing.T) {
 // others alone; a count of 2 takes two requests; count 0 stays.
 func TestRuleFilters(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	a, b := dial(t, s.Addr()), dial(t, s.Addr())
 	onlyQ, _ := s.AddRule(embedded.Rule{Key: messages.KeyGetProducerOffsets, Action: embedded.RuleError, Code: flusserr.StorageException, ProducerID: "q", Count: 2})
 	if _, err := get(ctx, a, "p"); err != nil {
@@ -135,7 +135,7 @@ func TestRuleFilters(t *testing.T) {
 // own timeout, or until the connection closes; WaitHits sees it hit.
 func TestRuleStallEnds(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	t.Run("release", func(t *testing.T) {
 		r, _ := s.AddRule(embedded.Rule{Key: messages.KeyGetProducerOffsets, Action: embedded.RuleStall, Count: 1})
 		done := make(chan error, 1)
@@ -186,7 +186,7 @@ func TestWaitHitsEnds(t *testing.T) {
 		t.Fatalf("cancelled wait: %+v %v", got, err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := s.WaitHits(ctxT(t), r.ID, 1); done <- err }()
+	go func() { _, err := s.WaitHits(t.Context(), r.ID, 1); done <- err }()
 	s.RemoveRule(r.ID)
 	if err := <-done; !errors.Is(err, embedded.ErrNoRule) {
 		t.Fatalf("wait on a removed rule: %v", err)
@@ -248,7 +248,7 @@ func TestTooManyRules(t *testing.T) {
 // principal, producer and answer, in answer order, and Clear empties it.
 func TestRequestLog(t *testing.T) {
 	s := start(t, embedded.Config{Security: embedded.Users(map[string]string{"alice": "pw"})})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	if err := c.Call(ctx, messages.KeyAuthenticate, 0, &messages.AuthenticateRequest{
 		Protocol: proto.String("PLAIN"), Token: []byte("\x00alice\x00pw")}, &messages.AuthenticateResponse{}); err != nil {
@@ -296,7 +296,7 @@ func TestRequestLog(t *testing.T) {
 // running ExpireNow deletes it; a register then creates it afresh.
 func TestClockExpiresSnapshots(t *testing.T) {
 	s := start(t, embedded.Config{TTL: time.Hour})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	if _, err := register(ctx, c, "p", 1); err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestClockExpiresSnapshots(t *testing.T) {
 // TestReset empties the store, rules, log and clock.
 func TestReset(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	for _, id := range []string{"a", "b"} {
 		if _, err := register(ctx, c, id, 1); err != nil {
@@ -357,7 +357,7 @@ func TestReset(t *testing.T) {
 // acts only where requests are served.
 func TestGateRuleSeesUnservedKeys(t *testing.T) {
 	s := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	c := dial(t, s.Addr())
 	gate, _ := s.AddRule(embedded.Rule{Key: 1, Action: embedded.RuleError, Code: flusserr.NotCoordinatorLeader, Count: 1})
 	err := c.Call(ctx, 1, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("p")}, nil)

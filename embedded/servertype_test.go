@@ -38,7 +38,7 @@ func TestStrictClientBootstraps(t *testing.T) {
 				if tablet.Name != l.Name || tablet.Port == l.Port {
 					t.Fatalf("listener %v has tablet endpoint %v", l, tablet)
 				}
-				cl, err := strictclient.Bootstrap(ctxT(t), l.Address(), tt.opts)
+				cl, err := strictclient.Bootstrap(t.Context(), l.Address(), tt.opts)
 				if err != nil {
 					t.Fatalf("%s: %v", l.Name, err)
 				}
@@ -67,7 +67,7 @@ func checkEndpoints(t *testing.T, cl *strictclient.Cluster) {
 		}
 	}
 	req := &messages.GetProducerOffsetsRequest{ProducerId: proto.String("p")}
-	if err := co.Call(ctxT(t), messages.KeyGetProducerOffsets, 0, req, &messages.GetProducerOffsetsResponse{}); err != nil {
+	if err := co.Call(t.Context(), messages.KeyGetProducerOffsets, 0, req, &messages.GetProducerOffsetsResponse{}); err != nil {
 		t.Fatalf("GET on the coordinator: %v", err)
 	}
 	for _, k := range []messages.Key{messages.KeyRegisterProducerOffsets, messages.KeyGetProducerOffsets, messages.KeyDeleteProducerOffsets} {
@@ -75,7 +75,7 @@ func checkEndpoints(t *testing.T, cl *strictclient.Cluster) {
 			t.Fatalf("%v: listed by the coordinator %v, by the tablet server %v", k, co.Serves(k), ts.Serves(k))
 		}
 		// The body is never read: the key is refused first.
-		err := ts.Call(ctxT(t), k, 0, req, &messages.GetProducerOffsetsResponse{})
+		err := ts.Call(t.Context(), k, 0, req, &messages.GetProducerOffsetsResponse{})
 		fe, ok := flusserr.From(err)
 		if !ok || fe.Code != flusserr.UnsupportedVersion || !strings.Contains(fe.Message, k.Name()) || !strings.Contains(fe.Message, "served by the coordinator") {
 			t.Fatalf("%v on the tablet server: %v", k, err)
@@ -83,7 +83,7 @@ func checkEndpoints(t *testing.T, cl *strictclient.Cluster) {
 	}
 	// The refusals leave the tablet connection up.
 	var md messages.MetadataResponse
-	if err := ts.Call(ctxT(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
+	if err := ts.Call(t.Context(), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, &md); err != nil {
 		t.Fatalf("GET_METADATA on the tablet server after the refusals: %v", err)
 	}
 	if !proto.Equal(&md, cl.Metadata) {

@@ -3,6 +3,7 @@ package flusserr
 import "testing"
 
 func TestTableFacts(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		code      Code
 		name      string
@@ -37,6 +38,7 @@ func TestTableFacts(t *testing.T) {
 }
 
 func TestErrorText(t *testing.T) {
+	t.Parallel()
 	e := New(InvalidProducerID, "Invalid producer ID 'a b': x")
 	if got := e.Error(); got != "INVALID_PRODUCER_ID_EXCEPTION (63): Invalid producer ID 'a b': x" {
 		t.Fatal(got)

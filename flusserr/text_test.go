@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidUTF8(t *testing.T) {
+	t.Parallel()
 	const r = "\uFFFD"
 	for _, tt := range []struct{ name, in, want string }{
 		{"valid", "héllo €", "héllo €"},
@@ -30,6 +31,7 @@ func TestValidUTF8(t *testing.T) {
 }
 
 func TestEcho(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, in, want string }{
 		{"short", "job-1", "job-1"},
 		{"exactly the limit", strings.Repeat("a", MaxEcho), strings.Repeat("a", MaxEcho)},

@@ -10,6 +10,7 @@ import (
 // answers, it gives the full model's order, on the Java-verified requests
 // and on random ones (table ids chosen to collide often).
 func TestTableOrderByBinsAgreesWithTheFullModel(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, buckets []Bucket) (answered bool) {
 		t.Helper()
 		var ids []int64

@@ -112,6 +112,7 @@ func checkGetAnswer(t *testing.T, files [][]Bucket, a GetAnswer) {
 // java_get_order_idhash.txt), the model must not call itself exact; where
 // it does so although tree bins formed, Java's answer must not change.
 func TestGetAgainstJava(t *testing.T) {
+	t.Parallel()
 	cases := loadGetCases(t, "testdata/java_get_order.txt")
 	jdk25 := map[string]getCase{}
 	for _, c := range loadGetCases(t, "testdata/java_get_order_jdk25.txt") {
@@ -174,6 +175,7 @@ func cmpOr(a, b getCase) getCase {
 // TestCoordinatorGetOrder pins orders worked out by hand (and confirmed by
 // the Java cases), table by table.
 func TestCoordinatorGetOrder(t *testing.T) {
+	t.Parallel()
 	plain := func(table int64, buckets ...int32) []Bucket {
 		var out []Bucket
 		for _, b := range buckets {
@@ -217,6 +219,7 @@ func TestCoordinatorGetOrder(t *testing.T) {
 // TestGetRarity measures how often a GET answer leaves the model, on the
 // register scenarios of TestTreeBinRarity read back as one file per table.
 func TestGetRarity(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		scenario
 		never bool

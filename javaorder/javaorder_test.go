@@ -12,6 +12,7 @@ import (
 )
 
 func TestHashes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		got  int32
@@ -55,6 +56,7 @@ func ids(s string) []int64 {
 }
 
 func TestOrders(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, fill, in, want string
 		exact                bool
@@ -89,6 +91,7 @@ func TestOrders(t *testing.T) {
 }
 
 func TestCoordinatorTableOrder(t *testing.T) {
+	t.Parallel()
 	plain := func(pairs ...int64) []Bucket {
 		var out []Bucket
 		for i := 0; i < len(pairs); i += 2 {
@@ -192,6 +195,7 @@ func (b Bucket) String() string {
 // number of tree bins at the end must always agree; the order must agree whenever the model
 // says it is exact, and hold the same keys otherwise.
 func TestAgainstJava(t *testing.T) {
+	t.Parallel()
 	cases := loadJavaCases(t)
 	modes := map[string]int{}
 	inexact := 0

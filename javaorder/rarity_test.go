@@ -45,6 +45,7 @@ func (s scenario) request(r *rand.Rand) []Bucket {
 // and pins the scenarios where it never or always happens. Run with -v to
 // see the table.
 func TestTreeBinRarity(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		scenario
 		want string // "never", "always" or "" (only measured)

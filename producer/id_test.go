@@ -10,6 +10,7 @@ import (
 func strp(s string) *string { return &s }
 
 func TestValidateID(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 201)
 	cases := []struct {
 		id   *string

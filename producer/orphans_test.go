@@ -60,7 +60,7 @@ func TestCleanupOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rep, err := e.reg.CleanupOrphans(ctxT(t), e.files, time.Hour)
+	rep, err := e.reg.CleanupOrphans(t.Context(), e.files, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestForEach(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	cases := []struct {
 		name    string
@@ -74,6 +75,7 @@ func TestForEach(t *testing.T) {
 }
 
 func TestForEachHonoursCancel(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := 0
@@ -86,6 +88,7 @@ func TestForEachHonoursCancel(t *testing.T) {
 // TestForEachOneAtATime: with a limit of one the calls run in order and the
 // first error stops the rest.
 func TestForEachOneAtATime(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	var order []int
 	err := forEach(context.Background(), 5, 1, func(_ context.Context, i int) error {

@@ -55,12 +55,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // newEnv opens a registry; dirForm is "bare" (a scheme-less path, as in
 // Fluss's shipped server.yaml) or "file" (file:///...).
 func newEnv(t *testing.T, dirForm string) *env {
@@ -77,7 +71,7 @@ func newEnv(t *testing.T, dirForm string) *env {
 func (e *env) open(t *testing.T) {
 	t.Helper()
 	zktest.SkipIfShort(t)
-	ctx := ctxT(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, zk.Config{Address: zkAddr, Root: e.root})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +137,7 @@ func flat(tables []offsets.TableOffsets) []string {
 
 func mustRegister(t *testing.T, reg *producer.Registry, in producer.RegisterInput) producer.Result {
 	t.Helper()
-	res, err := reg.Register(ctxT(t), in)
+	res, err := reg.Register(t.Context(), in)
 	if err != nil {
 		t.Fatalf("register %s: %v", *in.ProducerID, err)
 	}
@@ -152,7 +146,7 @@ func mustRegister(t *testing.T, reg *producer.Registry, in producer.RegisterInpu
 
 func mustGet(t *testing.T, reg *producer.Registry, id string) (producer.Snapshot, bool) {
 	t.Helper()
-	s, found, err := reg.Get(ctxT(t), str(id))
+	s, found, err := reg.Get(t.Context(), str(id))
 	if err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
@@ -180,7 +174,7 @@ func TestRegisterThenAlreadyExistsKeepsFirst(t *testing.T) {
 			if res := mustRegister(t, e.reg, threeBucketsTwoTables("p1")); res != producer.Created {
 				t.Fatalf("first register: %v", res)
 			}
-			snap, _, found, err := e.store.GetSnapshot(ctxT(t), "p1")
+			snap, _, found, err := e.store.GetSnapshot(t.Context(), "p1")
 			if err != nil || !found {
 				t.Fatal(found, err)
 			}
@@ -241,7 +235,7 @@ func TestEmptyOffsets(t *testing.T) {
 	if res := mustRegister(t, e.reg, in); res != producer.Created {
 		t.Fatal(res)
 	}
-	raw, err := e.store.RawSnapshot(ctxT(t), "empty")
+	raw, err := e.store.RawSnapshot(t.Context(), "empty")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +253,7 @@ func TestMissingProducer(t *testing.T) {
 	if _, found := mustGet(t, e.reg, "nobody"); found {
 		t.Fatal("found a missing producer")
 	}
-	if err := e.reg.Delete(ctxT(t), str("nobody"), nil); err != nil {
+	if err := e.reg.Delete(t.Context(), str("nobody"), nil); err != nil {
 		t.Fatalf("deleting a missing snapshot: %v", err)
 	}
 }
@@ -270,7 +264,7 @@ func TestDeleteClearsZnodeAndFiles(t *testing.T) {
 	if n := len(e.filesOnDisk(t, "gone")); n != 2 {
 		t.Fatalf("want 2 files, got %d", n)
 	}
-	if err := e.reg.Delete(ctxT(t), str("gone"), nil); err != nil {
+	if err := e.reg.Delete(t.Context(), str("gone"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, found := mustGet(t, e.reg, "gone"); found {
@@ -279,7 +273,7 @@ func TestDeleteClearsZnodeAndFiles(t *testing.T) {
 	if n := len(e.filesOnDisk(t, "gone")); n != 0 {
 		t.Fatalf("files left: %d", n)
 	}
-	ids, err := e.store.ListProducerIDs(ctxT(t))
+	ids, err := e.store.ListProducerIDs(t.Context())
 	if err != nil || len(ids) != 0 {
 		t.Fatal(ids, err)
 	}
@@ -290,7 +284,7 @@ func TestDeleteCheckSeesZnodeTablesAndCanVeto(t *testing.T) {
 	mustRegister(t, e.reg, threeBucketsTwoTables("guarded"))
 	var seen []int64
 	veto := flusserr.New(flusserr.AuthorizationException, "no")
-	err := e.reg.Delete(ctxT(t), str("guarded"), func(ids []int64) error { seen = ids; return veto })
+	err := e.reg.Delete(t.Context(), str("guarded"), func(ids []int64) error { seen = ids; return veto })
 	if err != veto {
 		t.Fatalf("veto not returned: %v", err)
 	}
@@ -308,7 +302,7 @@ func TestListProducerIDs(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		mustRegister(t, e.reg, threeBucketsTwoTables(id))
 	}
-	ids, err := e.store.ListProducerIDs(ctxT(t))
+	ids, err := e.store.ListProducerIDs(t.Context())
 	sort.Strings(ids)
 	if err != nil || strings.Join(ids, ",") != "a,b,c" {
 		t.Fatal(ids, err)
@@ -375,7 +369,7 @@ func TestCleanupExpired(t *testing.T) {
 	expired.TTLMillis = p64(-1000)
 	mustRegister(t, e.reg, expired)
 	mustRegister(t, e.reg, threeBucketsTwoTables("valid"))
-	n, err := e.reg.CleanupExpired(ctxT(t))
+	n, err := e.reg.CleanupExpired(t.Context())
 	if err != nil || n != 1 {
 		t.Fatalf("cleanup = %d, %v; want 1", n, err)
 	}
@@ -395,9 +389,9 @@ func TestInvalidIDsTouchNothing(t *testing.T) {
 	for _, id := range []*string{nil, str(""), str("invalid/producer"), str("."), str(".."), str("invalid@producer"), str("invalid producer"), str("invalid:producer")} {
 		in := threeBucketsTwoTables("x")
 		in.ProducerID = id
-		_, errR := e.reg.Register(ctxT(t), in)
-		_, _, errG := e.reg.Get(ctxT(t), id)
-		errD := e.reg.Delete(ctxT(t), id, nil)
+		_, errR := e.reg.Register(t.Context(), in)
+		_, _, errG := e.reg.Get(t.Context(), id)
+		errD := e.reg.Delete(t.Context(), id, nil)
 		for op, err := range map[string]error{"register": errR, "get": errG, "delete": errD} {
 			fe, ok := flusserr.From(err)
 			if !ok || fe.Code != flusserr.InvalidProducerID || !strings.HasPrefix(fe.Message, "Invalid producer ID '") {
@@ -405,7 +399,7 @@ func TestInvalidIDsTouchNothing(t *testing.T) {
 			}
 		}
 	}
-	ids, _ := e.store.ListProducerIDs(ctxT(t))
+	ids, _ := e.store.ListProducerIDs(t.Context())
 	if len(ids) != 0 {
 		t.Fatalf("invalid ids wrote znodes: %v", ids)
 	}
@@ -440,7 +434,7 @@ func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// A good table first: it must not be written either.
 			tables := append([]producer.TableInput{{TableID: 99, Buckets: []producer.BucketInput{bucket(0, 1)}}}, c.tables...)
-			_, err := e.reg.Register(ctxT(t), producer.RegisterInput{ProducerID: str("bad"), Tables: tables})
+			_, err := e.reg.Register(t.Context(), producer.RegisterInput{ProducerID: str("bad"), Tables: tables})
 			fe, ok := flusserr.From(err)
 			if !ok || fe.Code != c.code || !strings.Contains(fe.Message, c.text) || !strings.Contains(fe.Message, "producer bad") {
 				t.Fatalf("got %v, want code %d with %q", err, c.code, c.text)
@@ -456,7 +450,7 @@ func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
 	t.Run("ttl overflow", func(t *testing.T) {
 		in := threeBucketsTwoTables("bad")
 		in.TTLMillis = p64(math.MaxInt64)
-		_, err := e.reg.Register(ctxT(t), in)
+		_, err := e.reg.Register(t.Context(), in)
 		if fe, ok := flusserr.From(err); !ok || !strings.Contains(fe.Message, "overflows") {
 			t.Fatalf("got %v", err)
 		}
@@ -484,7 +478,7 @@ func TestLargeTablesWithoutDuplicatesRegister(t *testing.T) {
 		// The same table in two entries, 100 distinct buckets in all.
 		all := manyBuckets(100, partitioned)
 		tables := []producer.TableInput{{TableID: 5, Buckets: all[:60]}, {TableID: 6, Buckets: all[:3]}, {TableID: 5, Buckets: all[60:]}}
-		if res, err := e.reg.Register(ctxT(t), producer.RegisterInput{ProducerID: &id, Tables: tables}); err != nil || res != producer.Created {
+		if res, err := e.reg.Register(t.Context(), producer.RegisterInput{ProducerID: &id, Tables: tables}); err != nil || res != producer.Created {
 			t.Fatalf("%s: %v %v", id, res, err)
 		}
 		s, found := mustGet(t, e.reg, id)
@@ -619,7 +613,7 @@ func TestReadsSnapshotsWrittenByJava(t *testing.T) {
 			if res := mustRegister(t, e.reg, threeBucketsTwoTables(id)); res != producer.AlreadyExists {
 				t.Fatalf("a live Java snapshot must not be overwritten: %v", res)
 			}
-			if err := e.reg.Delete(ctxT(t), str(id), nil); err != nil {
+			if err := e.reg.Delete(t.Context(), str(id), nil); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(abs); !os.IsNotExist(err) {
@@ -635,13 +629,13 @@ func TestGetOfBrokenSnapshotIsAClearError(t *testing.T) {
 	for _, f := range e.filesOnDisk(t, "broken") {
 		os.Remove(f)
 	}
-	_, _, err := e.reg.Get(ctxT(t), str("broken"))
+	_, _, err := e.reg.Get(t.Context(), str("broken"))
 	fe, ok := flusserr.From(err)
 	if !ok || fe.Code != flusserr.UnknownServerError || !strings.Contains(fe.Message, "offsets file not found") {
 		t.Fatalf("got %v", err)
 	}
 	// Delete still works on a broken snapshot.
-	if err := e.reg.Delete(ctxT(t), str("broken"), nil); err != nil {
+	if err := e.reg.Delete(t.Context(), str("broken"), nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -681,7 +675,7 @@ func TestZnodeTableOrder(t *testing.T) {
 			if res := mustRegister(t, e.reg, in); res != producer.Created {
 				t.Fatal(res)
 			}
-			raw, err := e.store.RawSnapshot(ctxT(t), id)
+			raw, err := e.store.RawSnapshot(t.Context(), id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func newInstance(t testing.TB, addr, root, dir string) *sidecarInstance {
 // and returns its single offset (-1 when absent).
 func checkReadable(t *testing.T, in *sidecarInstance, id string) int64 {
 	t.Helper()
-	s, found, err := in.reg.Get(ctxT(t), str(id))
+	s, found, err := in.reg.Get(t.Context(), str(id))
 	if err != nil {
 		t.Fatalf("%s: the snapshot cannot be read: %v", id, err)
 	}
@@ -110,7 +110,7 @@ func TestInterruptedRegistersLoseNothing(t *testing.T) {
 			t.Fatalf("%s: %v for a new id", id, res)
 		}
 	}
-	if err := in.reg.Wait(ctxT(t)); err != nil {
+	if err := in.reg.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	stored := 0
@@ -175,7 +175,7 @@ func (l *load) stop() map[string]bool {
 // answered CREATED holds its offsets and every stored snapshot is readable.
 func checkAnswers(t *testing.T, in *sidecarInstance, answers map[string]bool) (created, stored int) {
 	t.Helper()
-	if err := in.reg.Wait(ctxT(t)); err != nil {
+	if err := in.reg.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for id, ok := range answers {
@@ -203,9 +203,9 @@ func TestZooKeeperStallsLoseNothing(t *testing.T) {
 	const stalls = 4
 	load := startLoad(in, 6, 300*time.Millisecond)
 	for range stalls {
-		time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond)
+		time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond) // the sleep is under test: load runs between stalls
 		cut.Stall()
-		time.Sleep(700 * time.Millisecond) // outlasts every request timeout
+		time.Sleep(700 * time.Millisecond) // the sleep is under test: the stall outlasts every request timeout
 		cut.Resume()
 	}
 	answers := load.stop()
@@ -228,16 +228,16 @@ func TestTwoSidecarsRaceOverExpired(t *testing.T) {
 	bothCreated := 0
 	for i := range rounds {
 		id := fmt.Sprintf("race-%d", i)
-		if res, err := a.reg.Register(ctxT(t), oneTable(id, 1, &expired)); err != nil || res != producer.Created {
+		if res, err := a.reg.Register(t.Context(), oneTable(id, 1, &expired)); err != nil || res != producer.Created {
 			t.Fatal(res, err)
 		}
 		var resA, resB producer.Result
 		var errA, errB error
 		var wg sync.WaitGroup
 		wg.Add(3)
-		go func() { defer wg.Done(); resA, errA = a.reg.Register(ctxT(t), oneTable(id, 100, nil)) }()
-		go func() { defer wg.Done(); resB, errB = b.reg.Register(ctxT(t), oneTable(id, 200, nil)) }()
-		go func() { defer wg.Done(); a.reg.CleanupExpired(ctxT(t)) }()
+		go func() { defer wg.Done(); resA, errA = a.reg.Register(t.Context(), oneTable(id, 100, nil)) }()
+		go func() { defer wg.Done(); resB, errB = b.reg.Register(t.Context(), oneTable(id, 200, nil)) }()
+		go func() { defer wg.Done(); a.reg.CleanupExpired(t.Context()) }()
 		wg.Wait()
 		if errA != nil || errB != nil {
 			t.Fatalf("round %d: %v %v", i, errA, errB)
@@ -340,35 +340,35 @@ func TestCoordinatorNeverRemovesSidecarSnapshots(t *testing.T) {
 		// Start from an expired snapshot, the coordinator's in even rounds
 		// (data version 0) and the sidecar's in odd ones.
 		if i%2 == 0 {
-			if _, err := coord.store(ctxT(t), id, 1); err != nil {
+			if _, err := coord.store(t.Context(), id, 1); err != nil {
 				t.Fatal(err)
 			}
-			data, _, _ := co.zc.Get(ctxT(t), "/producers/"+id)
+			data, _, _ := co.zc.Get(t.Context(), "/producers/"+id)
 			s, _ := flussjson.DecodeSnapshot(data)
 			s.ExpirationTime = 1
-			if _, err := co.zc.Set(ctxT(t), "/producers/"+id, flussjson.EncodeSnapshot(s), 0); err != nil {
+			if _, err := co.zc.Set(t.Context(), "/producers/"+id, flussjson.EncodeSnapshot(s), 0); err != nil {
 				t.Fatal(err)
 			}
 			// Back to version 0 as a coordinator leaves it: recreate.
-			co.zc.Delete(ctxT(t), "/producers/"+id, -1)
-			if _, err := co.zc.Create(ctxT(t), "/producers/"+id, flussjson.EncodeSnapshot(s), zk.Persistent); err != nil {
+			co.zc.Delete(t.Context(), "/producers/"+id, -1)
+			if _, err := co.zc.Create(t.Context(), "/producers/"+id, flussjson.EncodeSnapshot(s), zk.Persistent); err != nil {
 				t.Fatal(err)
 			}
-		} else if res, err := sc.reg.Register(ctxT(t), oneTable(id, 1, &expired)); err != nil || res != producer.Created {
+		} else if res, err := sc.reg.Register(t.Context(), oneTable(id, 1, &expired)); err != nil || res != producer.Created {
 			t.Fatal(res, err)
 		}
 		var res producer.Result
 		var err error
 		var wg sync.WaitGroup
 		wg.Add(3)
-		go func() { defer wg.Done(); res, err = sc.reg.Register(ctxT(t), oneTable(id, 100, nil)) }()
+		go func() { defer wg.Done(); res, err = sc.reg.Register(t.Context(), oneTable(id, 100, nil)) }()
 		go func() {
 			defer wg.Done()
-			if ok, _ := coord.register(ctxT(t), id, 200); ok {
+			if ok, _ := coord.register(t.Context(), id, 200); ok {
 				coordWins.Add(1)
 			}
 		}()
-		go func() { defer wg.Done(); coord.cleanup(ctxT(t), id) }()
+		go func() { defer wg.Done(); coord.cleanup(t.Context(), id) }()
 		wg.Wait()
 		if err != nil {
 			t.Fatalf("round %d: %v", i, err)
@@ -398,7 +398,7 @@ func TestTooLargeRefusedBeforeWriting(t *testing.T) {
 	for i := range 11000 {
 		big.Tables = append(big.Tables, producer.TableInput{TableID: int64(i + 1), Buckets: []producer.BucketInput{bucket(0, 1)}})
 	}
-	_, err := in.reg.Register(ctxT(t), big)
+	_, err := in.reg.Register(t.Context(), big)
 	var fe *flusserr.Error
 	if !errors.As(err, &fe) || fe.Code != flusserr.RecordTooLarge {
 		t.Fatalf("err %v, want RECORD_TOO_LARGE", err)
@@ -422,7 +422,7 @@ func TestLeaderFailoverLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three ZooKeeper servers")
 	}
-	ctx := ctxT(t)
+	ctx := t.Context()
 	ens, err := zktest.StartEnsemble(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -433,19 +433,19 @@ func TestLeaderFailoverLosesNothing(t *testing.T) {
 	load := startLoad(in, 6, time.Second)
 	failovers := 0
 	for range 2 {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // the sleep is under test: load runs before the failover
 		leader := ens.Leader()
 		if leader == nil {
 			continue
 		}
 		leader.Stop()
 		failovers++
-		time.Sleep(1500 * time.Millisecond) // a new leader is elected meanwhile
+		time.Sleep(1500 * time.Millisecond) // the sleep is under test: the leader stays down while a new one is elected
 		if err := leader.Restart(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // the sleep is under test: load runs after the last failover
 	answers := load.stop()
 	if failovers == 0 {
 		t.Fatal("no leader was found to kill")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDecodeActiveCoordinator(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		json     string
@@ -88,6 +89,7 @@ func FuzzDecodeActiveCoordinator(f *testing.F) {
 }
 
 func TestIsSelf(t *testing.T) {
+	t.Parallel()
 	lookup := func(_ context.Context, host string) ([]string, error) {
 		switch host {
 		case "localhost":

@@ -242,7 +242,7 @@ func TestMetadataRewriteNotChecked(t *testing.T) {
 // the listener the request arrived on, so the WARN fires and names PROXY.
 func TestMetadataBypassThroughZKListener(t *testing.T) {
 	zktest.SkipIfShort(t)
-	ctx := ctxT(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func waitChange(t *testing.T, ch <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-ctxT(t).Done():
+	case <-t.Context().Done():
 		t.Fatal("discovery saw no change")
 	}
 }
@@ -32,7 +32,7 @@ func waitChange(t *testing.T, ch <-chan struct{}) {
 // leader while an existing one keeps its upstream.
 func TestZKDiscoveryFollowsLeader(t *testing.T) {
 	zktest.SkipIfShort(t)
-	ctx := ctxT(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

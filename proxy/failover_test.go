@@ -33,7 +33,7 @@ type cluster struct {
 func newCluster(t *testing.T, n int, users map[string]string) *cluster {
 	t.Helper()
 	zktest.SkipIfShort(t)
-	ctx := ctxT(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func newCluster(t *testing.T, n int, users map[string]string) *cluster {
 func (c *cluster) register(i int) {
 	c.t.Helper()
 	v2 := fmt.Sprintf(`{"version":2,"id":"%d","listeners":"CLIENT://%s"}`, i+1, c.coords[i].Addr())
-	if _, err := c.zc.Create(ctxT(c.t), proxy.ActiveCoordinatorPath, []byte(v2), zk.Ephemeral); err != nil {
+	if _, err := c.zc.Create(c.t.Context(), proxy.ActiveCoordinatorPath, []byte(v2), zk.Ephemeral); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -77,7 +77,7 @@ func (c *cluster) elect() {
 	c.t.Helper()
 	next := (c.leader + 1) % len(c.coords)
 	c.coords[c.leader].SetStandby(true)
-	if err := c.zc.Delete(ctxT(c.t), proxy.ActiveCoordinatorPath, -1); err != nil {
+	if err := c.zc.Delete(c.t.Context(), proxy.ActiveCoordinatorPath, -1); err != nil {
 		c.t.Fatal(err)
 	}
 	c.register(next)
@@ -100,7 +100,7 @@ type writeLoad struct {
 func startWriteLoad(t *testing.T, addr string, conns, perConn int) *writeLoad {
 	t.Helper()
 	w := &writeLoad{acked: map[string]bool{}, notLeader: map[string]bool{}, stop: make(chan struct{})}
-	ctx := ctxT(t)
+	ctx := t.Context()
 	for c := range conns {
 		cl, err := wire.Dial(ctx, addr, wire.ClientOptions{})
 		if err != nil {

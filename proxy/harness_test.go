@@ -33,12 +33,6 @@ func TestMain(m *testing.M) {
 // testTimeout only keeps a broken test from hanging; nothing is timed.
 const testTimeout = 60 * time.Second
 
-func ctxT(tb testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	tb.Cleanup(cancel)
-	return ctx
-}
-
 // testLogger writes to the test log until the test ends.
 func testLogger(tb testing.TB) hclog.Logger {
 	w := &logWriter{tb: tb}
@@ -87,7 +81,7 @@ type realLocal struct {
 func newRealLocal(t *testing.T, advertised config.Listener) *realLocal {
 	t.Helper()
 	zktest.SkipIfShort(t)
-	ctx := ctxT(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func readHex(t testing.TB, name string) []byte {
 }
 
 func TestRewriteMetadataGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"full", "no_coordinator", "missing_address", "repeated_host", "wrong_wire_type", "empty"} {
 		t.Run(name, func(t *testing.T) {
 			in := readHex(t, "metadata_"+name+".in.hex")
@@ -58,6 +59,7 @@ func TestRewriteMetadataGolden(t *testing.T) {
 // TestRewriteMetadataDecodes checks the full golden output against the
 // generated messages: only host and port differ.
 func TestRewriteMetadataDecodes(t *testing.T) {
+	t.Parallel()
 	var in, out messages.MetadataResponse
 	if err := proto.Unmarshal(readHex(t, "metadata_full.in.hex"), &in); err != nil {
 		t.Fatal(err)
@@ -73,6 +75,7 @@ func TestRewriteMetadataDecodes(t *testing.T) {
 }
 
 func TestRewriteMetadataRejectsGarbage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body []byte
@@ -125,6 +128,7 @@ func FuzzRewriteMetadata(f *testing.F) {
 }
 
 func TestMetadataCoordinator(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body []byte

@@ -123,7 +123,7 @@ func TestMixedPipeline(t *testing.T) {
 		t.Fatalf("metadata %v was not the upstream's", &md)
 	}
 	// The snapshot really is in ZooKeeper.
-	if data, _, err := s.local.zc.Get(ctxT(t), "/producers/job-mixed"); err != nil || len(data) == 0 {
+	if data, _, err := s.local.zc.Get(t.Context(), "/producers/job-mixed"); err != nil || len(data) == 0 {
 		t.Fatalf("producer znode: %q %v", data, err)
 	}
 
@@ -265,12 +265,12 @@ func TestLocalAPIsWithUpstreamDown(t *testing.T) {
 	s := newSetup(t, fakecoord.Config{}, nil)
 	s.fake.Close()
 
-	cl, err := wire.Dial(ctxT(t), s.addr, wire.ClientOptions{})
+	cl, err := wire.Dial(t.Context(), s.addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	v, err := cl.Handshake(ctxT(t))
+	v, err := cl.Handshake(t.Context())
 	if err != nil {
 		t.Fatalf("API_VERSIONS with the coordinator down: %v", err)
 	}
@@ -281,7 +281,7 @@ func TestLocalAPIsWithUpstreamDown(t *testing.T) {
 	if !keys[int32(messages.KeyListDatabases)] || !keys[int32(messages.KeyRegisterProducerOffsets)] {
 		t.Fatalf("want the last merged list (upstream and local keys), got %v", keys)
 	}
-	ctx := ctxT(t)
+	ctx := t.Context()
 	var reg messages.RegisterProducerOffsetsResponse
 	if err := cl.Call(ctx, messages.KeyRegisterProducerOffsets, 0, registerReq("job-down"), &reg); err != nil || reg.GetResult() != 0 {
 		t.Fatalf("register: %v %v", &reg, err)
@@ -338,12 +338,12 @@ func TestAPIVersionsMerge(t *testing.T) {
 		messages.KeyRegisterProducerOffsets: {0, 5},
 		messages.KeyGetTableInfo:            {1, 3},
 	}}, nil)
-	cl, err := wire.Dial(ctxT(t), s.addr, wire.ClientOptions{})
+	cl, err := wire.Dial(t.Context(), s.addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	v, err := cl.Handshake(ctxT(t))
+	v, err := cl.Handshake(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
@@ -77,7 +78,18 @@ func isDone(ch <-chan error) bool {
 	}
 }
 
+// inBubble runs f in a synctest bubble and then lets the barrier's idle
+// workers end, which a bubble requires before it closes: the bubble's
+// clock passes workerIdle at once, nothing waits for real.
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	synctest.Test(t, func(t *testing.T) {
+		defer time.Sleep(workerIdle) // the bubble's clock, no real wait: idle workers end
+		f(t)
+	})
+}
+
 func TestNewRequiresSync(t *testing.T) {
+	t.Parallel()
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("New without a sync function succeeded")
 	}
@@ -85,34 +97,40 @@ func TestNewRequiresSync(t *testing.T) {
 
 // The property everything rests on: a read that arrives while a sync is in
 // flight is not answered by that sync, only by one sent after it arrived.
+// It runs in a synctest bubble: synctest.Wait returns once the late reader
+// is blocked, that is once it has joined a round.
 func TestReadArrivingDuringSyncWaitsForTheNext(t *testing.T) {
-	g := newGatedSync()
-	b := newBarrier(t, g)
-	first := b.Next() // sends sync 1
-	late := waitAsync(b, time.Now())
-	// Wait until the late reader has joined a round (it cannot be sync 1).
-	for b.pendingForTest() == nil {
-		time.Sleep(time.Millisecond)
-	}
-	g.release(t, nil) // sync 1 returns
-	<-first.Done()
-	if first.Err() != nil {
-		t.Fatal(first.Err())
-	}
-	if isDone(late) {
-		t.Fatal("a read that arrived while sync 1 was in flight was answered by it")
-	}
-	g.release(t, nil) // sync 2, sent after the late read arrived
-	if err := <-late; err != nil {
-		t.Fatal(err)
-	}
-	if n := g.count(); n != 2 {
-		t.Fatalf("%d syncs sent, want 2", n)
-	}
+	t.Parallel()
+	inBubble(t, func(t *testing.T) {
+		g := newGatedSync()
+		b := newBarrier(t, g)
+		first := b.Next() // sends sync 1
+		late := waitAsync(b, time.Now())
+		synctest.Wait()
+		if b.pendingForTest() == nil {
+			t.Fatal("the late reader joined no round (it cannot be sync 1)")
+		}
+		g.release(t, nil) // sync 1 returns
+		<-first.Done()
+		if first.Err() != nil {
+			t.Fatal(first.Err())
+		}
+		if isDone(late) {
+			t.Fatal("a read that arrived while sync 1 was in flight was answered by it")
+		}
+		g.release(t, nil) // sync 2, sent after the late read arrived
+		if err := <-late; err != nil {
+			t.Fatal(err)
+		}
+		if n := g.count(); n != 2 {
+			t.Fatalf("%d syncs sent, want 2", n)
+		}
+	})
 }
 
 // Reads arriving while one sync is in flight share the next one.
 func TestWaitersShareOneSync(t *testing.T) {
+	t.Parallel()
 	g := newGatedSync()
 	b := newBarrier(t, g)
 	first := b.Next() // sync 1 in flight
@@ -145,6 +163,7 @@ func TestWaitersShareOneSync(t *testing.T) {
 
 // A read that arrived before a successful sync was sent needs no new one.
 func TestWaitAfterSuccessfulSyncReturnsAtOnce(t *testing.T) {
+	t.Parallel()
 	g := newGatedSync()
 	b := newBarrier(t, g)
 	arrived := time.Now()
@@ -169,6 +188,7 @@ func TestWaitAfterSuccessfulSyncReturnsAtOnce(t *testing.T) {
 }
 
 func TestFailedSyncFailsItsWaitersOnly(t *testing.T) {
+	t.Parallel()
 	g := newGatedSync()
 	b := newBarrier(t, g)
 	boom := errors.New("connection lost")
@@ -189,6 +209,7 @@ func TestFailedSyncFailsItsWaitersOnly(t *testing.T) {
 }
 
 func TestWaitLeavesWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	g := newGatedSync()
 	b := newBarrier(t, g)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -201,18 +222,26 @@ func TestWaitLeavesWhenItsContextEnds(t *testing.T) {
 	g.release(t, nil) // the sync itself still returns
 }
 
-// A sync that never returns is bounded by SyncTimeout.
+// A sync that never returns is bounded by SyncTimeout. In a synctest
+// bubble the timeout runs on the bubble's clock: exactly, without waiting.
 func TestSyncTimeout(t *testing.T) {
-	b, err := New(Config{
-		Sync:        func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
-		SyncTimeout: time.Millisecond,
+	t.Parallel()
+	inBubble(t, func(t *testing.T) {
+		b, err := New(Config{
+			Sync:        func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+			SyncTimeout: time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := b.Wait(context.Background(), time.Now()); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Wait = %v, want DeadlineExceeded", err)
+		}
+		if d := time.Since(start); d != time.Millisecond {
+			t.Fatalf("Wait gave up after %v on the bubble's clock, want SyncTimeout (1ms)", d)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Wait(context.Background(), time.Now()); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Wait = %v, want DeadlineExceeded", err)
-	}
 }
 
 // pendingForTest returns the round new reads join, nil if none waits.
@@ -224,45 +253,52 @@ func (b *Barrier) pendingForTest() *Round {
 
 // With MaxInFlight 2, a read arriving while one sync is in flight gets a
 // sync of its own at once; the third waits for a free slot.
+// It runs in a synctest bubble: synctest.Wait returns once the released
+// sync's worker is blocked again, having sent what it sends.
 func TestSyncsInFlightAreBounded(t *testing.T) {
-	g := newGatedSync()
-	b, err := New(Config{Sync: g.sync, MaxInFlight: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r1 := b.Next()
-	r2 := b.Next()
-	if r1 == r2 {
-		t.Fatal("a read arriving after sync 1 was sent joined it")
-	}
-	r3 := b.Next()
-	if r3 == r2 || b.pendingForTest() != r3 {
-		t.Fatal("a third read did not wait for the next free slot")
-	}
-	if r4 := b.Next(); r4 != r3 {
-		t.Fatal("reads waiting for a slot do not share the next sync")
-	}
-	g.release(t, nil) // sync 1 or 2 returns: a slot frees, sync 3 goes out
-	for b.pendingForTest() != nil {
-		time.Sleep(time.Millisecond)
-	}
-	g.release(t, nil)
-	g.release(t, nil)
-	for i, r := range []*Round{r1, r2, r3} {
-		<-r.Done()
-		if r.Err() != nil {
-			t.Fatalf("round %d: %v", i+1, r.Err())
+	t.Parallel()
+	inBubble(t, func(t *testing.T) {
+		g := newGatedSync()
+		b, err := New(Config{Sync: g.sync, MaxInFlight: 2})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if n := g.count(); n != 3 {
-		t.Fatalf("%d syncs, want 3", n)
-	}
+		r1 := b.Next()
+		r2 := b.Next()
+		if r1 == r2 {
+			t.Fatal("a read arriving after sync 1 was sent joined it")
+		}
+		r3 := b.Next()
+		if r3 == r2 || b.pendingForTest() != r3 {
+			t.Fatal("a third read did not wait for the next free slot")
+		}
+		if r4 := b.Next(); r4 != r3 {
+			t.Fatal("reads waiting for a slot do not share the next sync")
+		}
+		g.release(t, nil) // sync 1 or 2 returns: a slot frees, sync 3 goes out
+		synctest.Wait()
+		if b.pendingForTest() != nil {
+			t.Fatal("the waiting round was not sent when a slot freed")
+		}
+		g.release(t, nil)
+		g.release(t, nil)
+		for i, r := range []*Round{r1, r2, r3} {
+			<-r.Done()
+			if r.Err() != nil {
+				t.Fatalf("round %d: %v", i+1, r.Err())
+			}
+		}
+		if n := g.count(); n != 3 {
+			t.Fatalf("%d syncs, want 3", n)
+		}
+	})
 }
 
 // TestAfterDoneRunsOnceTheRoundSettled: a function given before the sync
 // returns runs once, after Done is closed and with Err set; one given after
 // runs at once. A Settled round is over from the start.
 func TestAfterDoneRunsOnceTheRoundSettled(t *testing.T) {
+	t.Parallel()
 	g := newGatedSync()
 	b := newBarrier(t, g)
 	r := b.Next()
@@ -320,6 +356,7 @@ func goroutineID() string {
 // new goroutine each (whose stack grew again on every round), and a worker
 // without rounds ends.
 func TestRoundsReuseTheirWorkers(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	senders := map[string]int{}
 	newBarrier := func(idleFor time.Duration) *Barrier {

@@ -134,7 +134,7 @@ func TestAuditLines(t *testing.T) {
 				t.Fatalf("register again: %d", r)
 			}
 			bad := &messages.RegisterProducerOffsetsResponse{}
-			if err := c.Call(ctxT(t), messages.KeyRegisterProducerOffsets, 0, registerReq("a b", twoTables...), bad); err == nil {
+			if err := c.Call(t.Context(), messages.KeyRegisterProducerOffsets, 0, registerReq("a b", twoTables...), bad); err == nil {
 				t.Fatal("an invalid producer id was registered")
 			}
 			del(t, c, "job-1")
@@ -207,7 +207,7 @@ func TestAuditBoundsClientText(t *testing.T) {
 	ts := startSidecar(t, sidecarOpts{logger: jsonLogger(&logs), audit: sidecar.AuditConfig{Writes: true}})
 	c := ts.dial(t) // "fluss" "0.1.0"
 	hostile := &messages.ApiVersionsRequest{ClientSoftwareName: proto.String("evil\n\"x\" " + strings.Repeat("n", 500)), ClientSoftwareVersion: proto.String("1\x00")}
-	if err := c.Call(ctxT(t), messages.KeyAPIVersions, 0, hostile, &messages.ApiVersionsResponse{}); err != nil {
+	if err := c.Call(t.Context(), messages.KeyAPIVersions, 0, hostile, &messages.ApiVersionsResponse{}); err != nil {
 		t.Fatal(err)
 	}
 	del(t, c, "job-x")

@@ -60,7 +60,7 @@ func TestClusterHealthFlussLayout(t *testing.T) {
 	ts := startSidecar(t, sidecarOpts{})
 	c := ts.dial(t)
 	var resp messages.GetClusterHealthResponse
-	if err := c.Call(ctxT(t), messages.KeyGetClusterHealth, 0, &messages.GetClusterHealthRequest{}, &resp); err != nil {
+	if err := c.Call(t.Context(), messages.KeyGetClusterHealth, 0, &messages.GetClusterHealthRequest{}, &resp); err != nil {
 		t.Fatal(err)
 	}
 	body, err := proto.Marshal(&resp)

@@ -91,7 +91,7 @@ func startSidecar(t *testing.T, o sidecarOpts) *testSidecar {
 		o.zkAddr = sharedZK
 	}
 	ts := &testSidecar{zkAddr: o.zkAddr, root: zktest.UniqueRoot(), dir: t.TempDir()}
-	ctx := ctxT(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, zk.Config{Address: o.zkAddr, Root: ts.root, ConnectionTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -159,20 +159,14 @@ func serve(t *testing.T, ln net.Listener, cfg wire.ServerConfig) {
 	t.Cleanup(func() { srv.Close(); <-done })
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func (ts *testSidecar) dial(t *testing.T) *wire.Client {
 	t.Helper()
-	c, err := wire.Dial(ctxT(t), ts.addr, wire.ClientOptions{})
+	c, err := wire.Dial(t.Context(), ts.addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Handshake(ctxT(t)); err != nil {
+	if _, err := c.Handshake(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return c

@@ -61,6 +61,7 @@ func checkSameAsProto(t *testing.T, body []byte) (read bool) {
 }
 
 func TestDecodeRegister(t *testing.T) {
+	t.Parallel()
 	full := &messages.RegisterProducerOffsetsRequest{
 		ProducerId: proto.String("job-1"), TtlMs: proto.Int64(-5),
 		TableOffsets: []*messages.PbProducerTableOffsets{
@@ -123,6 +124,7 @@ func FuzzDecodeRegister(f *testing.F) {
 // sparse; otherwise a list. Either way the input is the generated
 // message's.
 func TestDecodeRegisterForms(t *testing.T) {
+	t.Parallel()
 	plain := func(ids ...int32) []*messages.PbBucketOffset {
 		var bs []*messages.PbBucketOffset
 		for _, id := range ids {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
@@ -48,7 +49,7 @@ func registerReq(id string, tables ...*messages.PbProducerTableOffsets) *message
 func register(t *testing.T, c *wire.Client, req *messages.RegisterProducerOffsetsRequest) int32 {
 	t.Helper()
 	resp := &messages.RegisterProducerOffsetsResponse{}
-	if err := c.Call(ctxT(t), messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
+	if err := c.Call(t.Context(), messages.KeyRegisterProducerOffsets, 0, req, resp); err != nil {
 		t.Fatalf("register %s: %v", req.GetProducerId(), err)
 	}
 	if resp.Result == nil {
@@ -60,7 +61,7 @@ func register(t *testing.T, c *wire.Client, req *messages.RegisterProducerOffset
 func get(t *testing.T, c *wire.Client, id string) *messages.GetProducerOffsetsResponse {
 	t.Helper()
 	resp := &messages.GetProducerOffsetsResponse{}
-	if err := c.Call(ctxT(t), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
+	if err := c.Call(t.Context(), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String(id)}, resp); err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
 	return resp
@@ -68,7 +69,7 @@ func get(t *testing.T, c *wire.Client, id string) *messages.GetProducerOffsetsRe
 
 func del(t *testing.T, c *wire.Client, id string) {
 	t.Helper()
-	if err := c.Call(ctxT(t), messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
+	if err := c.Call(t.Context(), messages.KeyDeleteProducerOffsets, 0, &messages.DeleteProducerOffsetsRequest{ProducerId: proto.String(id)}, &messages.DeleteProducerOffsetsResponse{}); err != nil {
 		t.Fatalf("delete %s: %v", id, err)
 	}
 }
@@ -94,12 +95,12 @@ func flat(resp *messages.GetProducerOffsetsResponse) string {
 
 func TestBootstrapsLikeAFlussCoordinator(t *testing.T) {
 	ts := startSidecar(t, sidecarOpts{})
-	c, err := wire.Dial(ctxT(t), ts.addr, wire.ClientOptions{})
+	c, err := wire.Dial(t.Context(), ts.addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	av, err := c.Handshake(ctxT(t))
+	av, err := c.Handshake(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestBootstrapsLikeAFlussCoordinator(t *testing.T) {
 	}
 	// The Java client's bootstrap request is an empty MetadataRequest.
 	md := &messages.MetadataResponse{}
-	if err := c.Call(ctxT(t), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
+	if err := c.Call(t.Context(), messages.KeyGetMetadata, 0, &messages.MetadataRequest{}, md); err != nil {
 		t.Fatal(err)
 	}
 	coord := md.GetCoordinatorServer()
@@ -256,7 +257,7 @@ func TestHugeInvalidIDGetsAShortAnswer(t *testing.T) {
 	ts := startSidecar(t, sidecarOpts{})
 	c := ts.dial(t)
 	id := strings.Repeat("x", 48<<20)
-	err := c.Call(ctxT(t), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: &id}, &messages.GetProducerOffsetsResponse{})
+	err := c.Call(t.Context(), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: &id}, &messages.GetProducerOffsetsResponse{})
 	fe, ok := flusserr.From(err)
 	if !ok || fe.Code != flusserr.InvalidProducerID {
 		t.Fatalf("want code 63, got %v", err)
@@ -525,7 +526,7 @@ func TestBadInputGetsAClearErrorAndKeepsServing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := c.CallRaw(ctxT(t), tc.key, tc.version, tc.body)
+			resp, err := c.CallRaw(t.Context(), tc.key, tc.version, tc.body)
 			if err != nil {
 				t.Fatalf("transport error: %v", err)
 			}
@@ -586,26 +587,22 @@ func TestZooKeeperLossIsRetriableAndRecovers(t *testing.T) {
 
 	zks.Stop()
 	resp := &messages.RegisterProducerOffsetsResponse{}
-	err := c.Call(ctxT(t), messages.KeyRegisterProducerOffsets, 0, registerReq("during", tbl(1, bo(0, 2))), resp)
+	err := c.Call(t.Context(), messages.KeyRegisterProducerOffsets, 0, registerReq("during", tbl(1, bo(0, 2))), resp)
 	fe, ok := flusserr.From(err)
 	if !ok || !fe.Retriable() {
 		t.Fatalf("want a retriable Fluss error, got %v", err)
 	}
-	if err := zks.Restart(ctxT(t)); err != nil {
+	if err := zks.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	// The client reconnects by itself; retry as a client would.
 	var got *messages.GetProducerOffsetsResponse
-	for i := 0; i < 60; i++ {
+	eventually.Nil(t, "a GET after the restart", func() error {
 		got = &messages.GetProducerOffsetsResponse{}
-		err = c.Call(ctxT(t), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("before")}, got)
-		if err == nil {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if err != nil || flat(got) != "1/-/0=1" {
-		t.Fatalf("after restart: %v %s", err, flat(got))
+		return c.Call(t.Context(), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("before")}, got)
+	})
+	if flat(got) != "1/-/0=1" {
+		t.Fatalf("after restart: %s", flat(got))
 	}
 }
 
@@ -624,11 +621,11 @@ func TestClientResetDuringRegisterLosesNothing(t *testing.T) {
 		nc := ts.rawConn(t)
 		frame := wire.AppendRequest(nil, wire.RequestHeader{APIKey: messages.KeyRegisterProducerOffsets, RequestID: 1}, body)
 		nc.Write(frame)
-		time.Sleep(time.Duration(rand.IntN(6000)) * time.Microsecond)
-		nc.Net().(*net.TCPConn).SetLinger(0) // close with a reset
+		time.Sleep(time.Duration(rand.IntN(6000)) * time.Microsecond) // the sleep is under test: the reset comes 0-6 ms after the register
+		nc.Net().(*net.TCPConn).SetLinger(0)                          // close with a reset
 		nc.Net().Close()
 	}
-	if err := ts.registry.Wait(ctxT(t)); err != nil {
+	if err := ts.registry.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	c := ts.dial(t)
@@ -656,7 +653,7 @@ func TestClientResetDuringRegisterLosesNothing(t *testing.T) {
 func TestGetAnswersCoordinatorOffsets(t *testing.T) {
 	ts := startSidecar(t, sidecarOpts{})
 	c := ts.dial(t)
-	ctx := ctxT(t)
+	ctx := t.Context()
 	for _, tt := range []struct {
 		id, file string
 		table    int64

@@ -8,6 +8,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("cause")
 	cases := []struct {
 		err       error
@@ -47,6 +48,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestContextClass(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err  error
 		want error
@@ -68,6 +70,7 @@ func TestContextClass(t *testing.T) {
 // TestNamed: a named sentinel keeps its text and matches its class, and the
 // answer classes are not failure classes.
 func TestNamed(t *testing.T) {
+	t.Parallel()
 	gone := Named(ErrNotFound, "offsets file not found")
 	err := fmt.Errorf("read: %w", gone)
 	if !errors.Is(err, gone) || !errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) {

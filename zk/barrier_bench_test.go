@@ -20,7 +20,7 @@ import (
 // ns/op is one barrier's latency; zk-cpu-us/op is the CPU all three
 // servers spent per barrier, from their processes' accounting.
 func BenchmarkBarrier(b *testing.B) {
-	ctx := zktest.Context(b)
+	ctx := b.Context()
 	e, err := zktest.StartEnsemble(ctx, 3)
 	if err != nil {
 		b.Fatal(err)

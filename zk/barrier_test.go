@@ -3,15 +3,13 @@ package zk
 import (
 	"net"
 	"testing"
-
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // TestBarrierAsksTheServerOnce: on a lone server ("Mode: standalone") the
 // barrier is a sync, and the answer is kept for the connection.
 func TestBarrierAsksTheServerOnce(t *testing.T) {
 	c := newClient(t)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	if _, role := c.connection(); role != roleUnknown {
 		t.Fatalf("role %v before any barrier", role)
 	}
@@ -36,7 +34,7 @@ func TestBarrierAsksTheServerOnce(t *testing.T) {
 // it and the root's version does not move.
 func TestBarrierWritesWhenTheRoleIsUnknown(t *testing.T) {
 	c := newClient(t)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	if _, err := c.askMode(ctx, closedPort(t)); err == nil {
 		t.Fatal("srvr on a closed port answered")
 	}

@@ -11,6 +11,7 @@ import (
 
 	gozk "github.com/go-zookeeper/zk"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
@@ -53,7 +54,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestClientOps(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	root := zktest.UniqueRoot()
 	c := connect(t, zkAddr, root+"/") // trailing slash is normalized away
 	raw := zktest.RawConn(t, zkAddr)
@@ -187,7 +188,7 @@ func TestClientOps(t *testing.T) {
 }
 
 func TestSlashRoot(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c := connect(t, zkAddr, "/")
 	if c.Root() != "/" || c.FullPath("/x") != "/x" {
 		t.Fatalf("%q %q", c.Root(), c.FullPath("/x"))
@@ -210,7 +211,7 @@ func TestContextAndClose(t *testing.T) {
 	}
 	c.Close()
 	c.Close()
-	if _, _, err := c.Get(zktest.Context(t), "/x"); !errors.Is(err, ErrUnavailable) {
+	if _, _, err := c.Get(t.Context(), "/x"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
@@ -231,7 +232,7 @@ func TestConnectNoServer(t *testing.T) {
 func TestServerOutage(t *testing.T) {
 	srv := zktest.StartT(t)
 	c := connect(t, srv.Addr, "/fluss")
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	if _, err := c.Create(ctx, "/before", []byte("x"), Persistent); err != nil {
 		t.Fatal(err)
 	}
@@ -254,21 +255,20 @@ func TestServerOutage(t *testing.T) {
 	if err := srv.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The client reconnects by itself; retry until a call succeeds (the
-	// test deadline only prevents a hang).
-	for {
+	// The client reconnects by itself; retry until a call succeeds.
+	eventually.Nil(t, "a Get after the restart", func() error {
 		data, _, err := c.Get(ctx, "/before")
 		if err == nil {
 			if string(data) != "x" {
 				t.Fatalf("data %q", data)
 			}
-			break
+			return nil
 		}
 		if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
 			t.Fatalf("after restart: %v", err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 	if c.SessionID() != session {
 		t.Logf("session changed from %x to %x", session, c.SessionID())
 	}
@@ -285,7 +285,7 @@ func TestSessionExpiry(t *testing.T) {
 	cut := zktest.NewCutter(t, srv.Addr)
 	events := &eventLog{}
 	c := connect(t, cut.Addr(), "/fluss", func(cfg *Config) { cfg.SessionTimeout = 2 * time.Second; cfg.Observer = events })
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 
 	newSession := make(chan struct{}, 10)
 	unregister := c.OnNewSession(func() { newSession <- struct{}{} })

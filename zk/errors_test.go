@@ -18,6 +18,7 @@ import (
 // TestErrorClasses pins the storeerr class and outcome of each kind of
 // ZooKeeper failure.
 func TestErrorClasses(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		op      string
 		err     error
@@ -54,6 +55,7 @@ func TestErrorClasses(t *testing.T) {
 // TestOneClass: an *OpError has one storeerr class; this package's names
 // are views of it and keep their texts.
 func TestOneClass(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err   error
 		class error

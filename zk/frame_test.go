@@ -9,6 +9,7 @@ import (
 
 // TestSASLRequestBytes pins the encoding of a GetSASLRequest packet.
 func TestSASLRequestBytes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		xid   int32
@@ -30,6 +31,7 @@ func TestSASLRequestBytes(t *testing.T) {
 // TestReadFrame checks that lengths outside the bound are refused before
 // anything is allocated or read, and that good frames come back whole.
 func TestReadFrame(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want, errHas string
 	}{
@@ -60,6 +62,7 @@ func TestReadFrame(t *testing.T) {
 
 // TestParseReplies decodes ConnectResponse and SASL reply packets.
 func TestParseReplies(t *testing.T) {
+	t.Parallel()
 	dec := func(s string) []byte { b, _ := hex.DecodeString(s); return b }
 	// protocolVersion 0, timeout 4000, session 0x1234, passwd of 2 bytes, readOnly false.
 	cr, err := parseConnectResponse(dec("00000017" + "00000000" + "00000fa0" + "0000000000001234" + "00000002" + "abcd" + "00"))

@@ -53,7 +53,7 @@ func connect(t *testing.T, addr, root string, mod ...func(*Config)) *Client {
 	for _, f := range mod {
 		f(&cfg)
 	}
-	c, err := Connect(zktest.Context(t), cfg)
+	c, err := Connect(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

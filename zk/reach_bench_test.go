@@ -24,7 +24,7 @@ import (
 // the ratios.
 func BenchmarkLinearRead(b *testing.B) {
 	ctx := context.Background()
-	c, err := Connect(zktest.Context(b), Config{Address: zkAddr, Root: zktest.UniqueRoot()})
+	c, err := Connect(b.Context(), Config{Address: zkAddr, Root: zktest.UniqueRoot()})
 	if err != nil {
 		b.Fatal(err)
 	}

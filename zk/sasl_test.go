@@ -35,7 +35,7 @@ func startSASLServer(t *testing.T, req zktest.SASLRequirement) *zktest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := zktest.StartConfig(zktest.Context(t), cfg)
+	s, err := zktest.StartConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func connectRefused(t *testing.T, addr string, mod ...func(*Config)) *AuthError 
 	for _, f := range append(mod, slowTimeout) {
 		f(&cfg)
 	}
-	c, err := Connect(zktest.Context(t), cfg)
+	c, err := Connect(t.Context(), cfg)
 	if err == nil {
 		c.Close()
 		t.Fatal("Connect succeeded, want a refusal")
@@ -79,7 +79,7 @@ func connectRefused(t *testing.T, addr string, mod ...func(*Config)) *AuthError 
 // registerLikeWork creates, reads, updates and deletes a znode through c.
 func registerLikeWork(t *testing.T, c *Client) {
 	t.Helper()
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	if _, err := c.Create(ctx, "/producers/job-1", []byte("v1"), Persistent); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSASLEnforced(t *testing.T) {
 	}
 
 	t.Run("sasl ACL", func(t *testing.T) {
-		ctx := zktest.Context(t)
+		ctx := t.Context()
 		bob := connect(t, srv.Addr, zktest.UniqueRoot(), withSASL("bob", "bobsecret"))
 		alice := connect(t, srv.Addr, bob.Root(), withSASL("alice", "alicesecret"))
 		if _, err := bob.Create(ctx, "/open", nil, Persistent); err != nil {
@@ -187,7 +187,7 @@ func TestSASLSessionRequired(t *testing.T) {
 // still refused.
 func TestSASLOptionalServer(t *testing.T) {
 	srv := startSASLServer(t, zktest.SASLOptional)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c := connect(t, srv.Addr, zktest.UniqueRoot(), withSASL("bob", "bobsecret"))
 	registerLikeWork(t, c)
 	acl := []gozk.ACL{{Perms: gozk.PermAll, Scheme: "sasl", ID: "bob"}}
@@ -213,7 +213,7 @@ func TestSASLOptionalServer(t *testing.T) {
 // a server that refuses unauthenticated requests.
 func TestSASLReauthenticatesAfterReconnect(t *testing.T) {
 	srv := startSASLServer(t, zktest.SASLEnforced)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	cut := zktest.NewCutter(t, srv.Addr)
 	c := connect(t, cut.Addr(), zktest.UniqueRoot(), withSASL("bob", "bobsecret"))
 	if _, err := c.Create(ctx, "/before", nil, Persistent); err != nil {
@@ -249,7 +249,7 @@ func TestSASLReauthenticatesAfterReconnect(t *testing.T) {
 // back once the password is restored.
 func TestSASLRefusedAfterStart(t *testing.T) {
 	srv := startSASLServer(t, zktest.SASLEnforced)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	var logs syncbuf.Buffer
 	c := connect(t, srv.Addr, zktest.UniqueRoot(), withSASL("bob", "bobsecret"), func(cfg *Config) {
 		cfg.Logger = newBufferLogger(t, &logs)
@@ -332,10 +332,10 @@ func TestSASLRetriesRefusedTCP(t *testing.T) {
 		ccfg := Config{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Root: zktest.UniqueRoot(), Logger: logger}
 		withSASL("bob", "bobsecret")(&ccfg)
 		slowTimeout(&ccfg)
-		c, err := Connect(zktest.Context(t), ccfg)
+		c, err := Connect(t.Context(), ccfg)
 		done <- result{c, err}
 	}()
-	srv, err := zktest.StartConfig(zktest.Context(t), cfg)
+	srv, err := zktest.StartConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,17 +3,17 @@ package zk
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"testing"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // SyncGet answers what Get answers: data, stat and absence alike, also
 // for many calls at once on one connection.
 func TestSyncGetMatchesGet(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c := newClient(t)
 	if _, _, err := c.SyncGet(ctx, "/no/such/znode"); !errors.Is(err, ErrNoNode) {
 		t.Fatalf("SyncGet of a missing znode: %v, want ErrNoNode", err)
@@ -68,7 +68,7 @@ func waitingReads(c *Client) int {
 // (present, absent, the same path twice), and a write acknowledged before
 // they arrived is seen by all of them.
 func TestSyncGetSharesOneSync(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	root := zktest.UniqueRoot()
 	c := connect(t, zkAddr, root)
 	for _, p := range []string{"/a", "/b", "/c"} {
@@ -97,9 +97,7 @@ func TestSyncGetSharesOneSync(t *testing.T) {
 			results <- result{i, string(d), err}
 		}()
 	}
-	for waitingReads(c) < len(paths) {
-		runtime.Gosched()
-	}
+	eventually.True(t, "every read to queue", func() bool { return waitingReads(c) >= len(paths) })
 	before := c.reads.batches.Load()
 	release()
 	for range paths {
@@ -120,7 +118,7 @@ func TestSyncGetSharesOneSync(t *testing.T) {
 // was stuck in flight do not pile up in the waiting list, and a read that
 // is still waited for is answered once the batch returns.
 func TestSyncGetDropsAbandonedReads(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c := newClient(t)
 	if _, err := c.Create(ctx, "/p", []byte("data"), Persistent); err != nil {
 		t.Fatal(err)
@@ -138,9 +136,7 @@ func TestSyncGetDropsAbandonedReads(t *testing.T) {
 			}
 		}()
 	}
-	for waitingReads(c) < n {
-		runtime.Gosched()
-	}
+	eventually.True(t, "every read to queue", func() bool { return waitingReads(c) >= n })
 	cancel()
 	wg.Wait()
 	done := make(chan error, 1)
@@ -151,9 +147,7 @@ func TestSyncGetDropsAbandonedReads(t *testing.T) {
 		}
 		done <- err
 	}()
-	for waitingReads(c) == n {
-		runtime.Gosched()
-	}
+	eventually.True(t, "the abandoned reads to be dropped", func() bool { return waitingReads(c) != n })
 	if w := waitingReads(c); w != 1 {
 		t.Errorf("%d reads waiting after %d callers gave up and one more arrived, want 1", w, n)
 	}

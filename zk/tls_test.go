@@ -52,7 +52,7 @@ func TestTLS(t *testing.T) {
 			t.Run("create and get", func(t *testing.T) {
 				c := connect(t, srv.SecureAddr, zktest.UniqueRoot(), func(c *Config) { c.TLS = kit.ClientTLS("") })
 				registerLikeWork(t, c)
-				ctx := zktest.Context(t)
+				ctx := t.Context()
 				if _, err := c.Create(ctx, "/x", []byte("over tls"), Persistent); err != nil {
 					t.Fatal(err)
 				}

@@ -12,7 +12,7 @@ import (
 // yet; another client's creation, change and deletion of a znode below it
 // reach the OnEvent listener in order, with full paths.
 func TestPersistentRecursiveWatch(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c := newClient(t)
 	events := make(chan Event, 16)
 	unregister := c.OnEvent(func(ev Event) {
@@ -66,7 +66,7 @@ func TestPersistentRecursiveWatch(t *testing.T) {
 // made before this client's sync is delivered to the listener before the
 // sync returns, which is the ordering the snapshot cache relies on.
 func TestOnEventBeforeReply(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c := newClient(t)
 	seen := make(chan string, 16)
 	defer c.OnEvent(func(ev Event) {

@@ -31,12 +31,12 @@ func TestMapAcrossOutages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := zktest.UniqueRoot()
 			cut := zktest.NewCutter(t, sharedZK)
-			zc, err := zk.Connect(ctxT(t), zk.Config{Address: cut.Addr(), Root: root, SessionTimeout: tc.sessionTimeout, ConnectionTimeout: 10 * time.Second})
+			zc, err := zk.Connect(t.Context(), zk.Config{Address: cut.Addr(), Root: root, SessionTimeout: tc.sessionTimeout, ConnectionTimeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(zc.Close)
-			direct, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 10 * time.Second})
+			direct, err := zk.Connect(t.Context(), zk.Config{Address: sharedZK, Root: root, ConnectionTimeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,13 +46,13 @@ func TestMapAcrossOutages(t *testing.T) {
 			create := func(db, table string, id int64) {
 				t.Helper()
 				reg := fmt.Sprintf(`{"version":1,"table_id":%d}`, id)
-				if _, err := direct.Create(ctxT(t), tablePath(db, table), []byte(reg), zk.Persistent); err != nil {
+				if _, err := direct.Create(t.Context(), tablePath(db, table), []byte(reg), zk.Persistent); err != nil {
 					t.Fatal(err)
 				}
 			}
 			drop := func(db, table string) {
 				t.Helper()
-				if err := direct.Delete(ctxT(t), tablePath(db, table), -1); err != nil {
+				if err := direct.Delete(t.Context(), tablePath(db, table), -1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -64,7 +64,7 @@ func TestMapAcrossOutages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := m.Start(ctxT(t)); err != nil {
+			if err := m.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(m.Close)
@@ -81,10 +81,10 @@ func TestMapAcrossOutages(t *testing.T) {
 
 			// Cut the client off; with expire, wait until a direct observer
 			// sees the client's ephemeral znode go with its session.
-			if _, err := zc.Create(ctxT(t), "/alive", nil, zk.Ephemeral); err != nil {
+			if _, err := zc.Create(t.Context(), "/alive", nil, zk.Ephemeral); err != nil {
 				t.Fatal(err)
 			}
-			ok, _, gone, err := direct.ExistsW(ctxT(t), "/alive")
+			ok, _, gone, err := direct.ExistsW(t.Context(), "/alive")
 			if err != nil || !ok {
 				t.Fatalf("observer: %v %v", ok, err)
 			}
@@ -96,7 +96,7 @@ func TestMapAcrossOutages(t *testing.T) {
 					if ev.Type != gozk.EventNodeDeleted {
 						t.Fatalf("observer event %+v", ev)
 					}
-				case <-ctxT(t).Done():
+				case <-t.Context().Done():
 					t.Fatal("session never expired")
 				}
 			} else {

@@ -1,7 +1,6 @@
 package tables
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,13 +15,8 @@ func TestMain(m *testing.M) {
 	zktest.Main(m, func(addr string) { sharedZK = addr })
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestDecodeTableID(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in      string
 		id      int64
@@ -60,14 +54,14 @@ func FuzzDecodeTableID(f *testing.F) {
 
 func TestMapFollowsZooKeeper(t *testing.T) {
 	zktest.SkipIfShort(t)
-	zc, err := zk.Connect(ctxT(t), zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 5 * time.Second})
+	zc, err := zk.Connect(t.Context(), zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(zc.Close)
 	create := func(path, data string) {
 		t.Helper()
-		if _, err := zc.Create(ctxT(t), path, []byte(data), zk.Persistent); err != nil {
+		if _, err := zc.Create(t.Context(), path, []byte(data), zk.Persistent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +74,7 @@ func TestMapFollowsZooKeeper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Start(ctxT(t)); err != nil {
+	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
@@ -92,7 +86,7 @@ func TestMapFollowsZooKeeper(t *testing.T) {
 	}
 
 	// The empty znode gets its registration.
-	if _, err := zc.Set(ctxT(t), "/metadata/databases/db1/tables/t2", []byte(`{"version":1,"table_id":2}`), -1); err != nil {
+	if _, err := zc.Set(t.Context(), "/metadata/databases/db1/tables/t2", []byte(`{"version":1,"table_id":2}`), -1); err != nil {
 		t.Fatal(err)
 	}
 	eventually.True(t, "table 2", func() bool { p, ok := m.Lookup(2); return ok && p.String() == "db1.t2" })
@@ -104,7 +98,7 @@ func TestMapFollowsZooKeeper(t *testing.T) {
 	eventually.True(t, "table 4", func() bool { p, ok := m.Lookup(4); return ok && p.String() == "db3.t4" })
 
 	// A dropped table disappears.
-	if err := zc.Delete(ctxT(t), "/metadata/databases/db1/tables/t1", -1); err != nil {
+	if err := zc.Delete(t.Context(), "/metadata/databases/db1/tables/t1", -1); err != nil {
 		t.Fatal(err)
 	}
 	eventually.True(t, "table 1 dropped", func() bool { _, ok := m.Lookup(1); return !ok })

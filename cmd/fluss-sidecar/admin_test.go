@@ -99,7 +99,7 @@ func TestAdminCommandsEndToEnd(t *testing.T) {
 			t.Fatalf("register: %s %s", out, errOut)
 		}
 	}
-	time.Sleep(5 * time.Millisecond) // job-2's 1 ms TTL runs out
+	time.Sleep(5 * time.Millisecond) // the sleep is under test: job-2's 1 ms TTL runs out
 
 	admin := func(args ...string) (string, string, int) {
 		return runCLI(append(append([]string{"offsets"}, args...), cfgArgs...)...)

@@ -185,7 +185,7 @@ func measureLargeRegister(t *testing.T, base int64, concurrent int, bound float6
 		t.Fatalf("get: %v %v %d bytes", r.Type, err, len(r.Body))
 	}
 	peakAfterGet := procStatusKB(t, pid, "VmHWM")
-	time.Sleep(6 * time.Second) // let the memory be given back; not asserted
+	time.Sleep(6 * time.Second) // the sleep is under test: memory given back in 6 s is measured; not asserted
 	after := procStatusKB(t, pid, "VmRSS")
 	x := func(kib int64) float64 { return float64(kib*1024) / float64(size) }
 	anonPeak := peak - fileBacked
@@ -264,12 +264,12 @@ func TestHostileInputMemory(t *testing.T) {
 			}
 		}(nc)
 	}
-	time.Sleep(5 * time.Second) // let the readers take what they may; not asserted
+	time.Sleep(5 * time.Second) // the sleep is under test: what the readers take in 5 s is measured
 	partialRSS := procStatusKB(t, pid, "VmRSS")
 	for _, nc := range conns {
 		nc.Close()
 	}
-	time.Sleep(6 * time.Second)
+	time.Sleep(6 * time.Second) // the sleep is under test: RSS 6 s after the close is measured; not asserted
 	afterClose := procStatusKB(t, pid, "VmRSS")
 	t.Logf("8 connections x 48 MiB of a 100 MB frame: RSS before %d KiB, while they hang %d KiB, 6 s after they close %d KiB",
 		before, partialRSS, afterClose)
@@ -291,7 +291,7 @@ func TestHostileInputMemory(t *testing.T) {
 		t.Fatalf("huge id: %v %v", r.Type, err)
 	}
 	peakID := procStatusKB(t, pid, "VmHWM")
-	time.Sleep(6 * time.Second)
+	time.Sleep(6 * time.Second) // the sleep is under test: RSS 6 s after the GET is measured; not asserted
 	afterID := procStatusKB(t, pid, "VmRSS")
 	t.Logf("GET with a 48 MiB invalid producer id: answer %d bytes; RSS before %d KiB, peak %d KiB, 6 s later %d KiB",
 		len(r.Body), beforeID, peakID, afterID)

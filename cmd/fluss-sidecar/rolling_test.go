@@ -23,6 +23,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -311,7 +312,7 @@ func runLoad(ctx context.Context, t *testing.T, svc *service, st *loadStats) *sy
 		wg.Go(func() {
 			for n := 0; ctx.Err() == nil; n++ {
 				oneConnection(ctx, t, svc, st, w, n, (w+n)%shapes)
-				time.Sleep(time.Millisecond) // a client's pace, not a hot loop
+				time.Sleep(time.Millisecond) // the sleep is under test: a client's pace, not a hot loop
 			}
 		})
 	}
@@ -398,27 +399,21 @@ func TestRollingRestart(t *testing.T) {
 // waitReady waits until every backend's probe says ready.
 func waitReady(t *testing.T, bs ...*backend) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
 	for _, b := range bs {
-		for !b.ready.Load() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never became ready:\n%s", b.name, b.logs.String())
+		eventually.Nil(t, b.name+" to be ready", func() error {
+			if !b.ready.Load() {
+				return fmt.Errorf("not ready:\n%s", b.logs.String())
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 
 // waitServed waits until the service has sent n connections to b.
 func waitServed(t *testing.T, b *backend, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for start := b.conns.Load(); b.conns.Load()-start < n; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s got no load", b.name)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	start := b.conns.Load()
+	eventually.True(t, b.name+" to get load", func() bool { return b.conns.Load()-start >= n })
 }
 
 // checkLogs fails on a WARN or ERROR line of a stopped backend that a

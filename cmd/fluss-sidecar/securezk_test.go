@@ -15,6 +15,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/tlstest"
@@ -78,7 +79,7 @@ func startSecuredZK(t *testing.T, setup string) *securedZK {
 	var props string // the properties file's text, "" for none
 	switch setup {
 	case secureSASL:
-		s, err := zktest.StartConfig(zktest.Context(t), saslCfg)
+		s, err := zktest.StartConfig(t.Context(), saslCfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,20 +180,16 @@ func TestSecuredZooKeeper(t *testing.T) {
 			}
 
 			// Cleanup (every second here) removes the expired snapshot.
-			deadline := time.Now().Add(60 * time.Second)
-			for {
+			eventually.Nil(t, "cleanup to remove the expired snapshot", func() error {
 				out, _, code := cli("offsets", "get", "--bootstrap", bs, "--producer-id", "job-short")
 				if code != 0 {
 					t.Fatalf("get of an expiring snapshot: %s", out)
 				}
-				if strings.Contains(out, `"found":false`) {
-					break
+				if !strings.Contains(out, `"found":false`) {
+					return fmt.Errorf("still found: %s", out)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("cleanup did not remove the expired snapshot: %s", out)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+				return nil
+			})
 
 			admin := func(args ...string) (string, string, int) {
 				return runCLI(append(append([]string{"offsets"}, args...), cfgArgs...)...)
@@ -418,7 +415,7 @@ func proxyDiscoversCoordinator(t *testing.T, z *securedZK, root string) {
 	}
 	// The coordinator registers itself as Fluss does, through the same
 	// secured client configuration.
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, s.ZooKeeperConfig(nil))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -179,16 +180,12 @@ func TestShutdownAcceptDelay(t *testing.T) {
 	// Far longer than the test: only the second signal ends it.
 	cmd, addr, lines := serveProcess(t, ctx, append(metricsFlags, "-D"+app.KeyAcceptDelay+"=10 min")...)
 	ops := waitLine(t, ctx, lines, metricsAddrRE)[1]
-	for {
-		code, _ := readyz(t, ops)
-		if code == http.StatusOK {
-			break
+	eventually.Nil(t, "/readyz to answer 200", func() error {
+		if code, _ := readyz(t, ops); code != http.StatusOK {
+			return fmt.Errorf("/readyz answers %d", code)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("/readyz never answered 200 (last %d)", code)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	before, err := wire.Dial(ctx, addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -298,28 +299,28 @@ sidecar.metrics.host: 127.0.0.1
 func waitReady(ctx context.Context, t *testing.T, url string, exited <-chan struct{}, waitErr *error) {
 	t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last string
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
+	eventually.Nil(t, url+" to answer 200", func() error {
 		select {
 		case <-exited:
 			t.Fatalf("the sidecar exited before %s answered 200: %v", url, *waitErr)
-		case <-ctx.Done():
-			t.Fatalf("%s never answered 200 (last: %s)", url, last)
-		case <-tick.C:
+		default:
 		}
-	}
+		resp, err := client.Get(url)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("%s never answered 200 (last: %v)", url, err)
+			}
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			if ctx.Err() != nil {
+				t.Fatalf("%s never answered 200 (last: %s)", url, resp.Status)
+			}
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
 }
 
 // configFileArg returns the --config argument of a serve command line.

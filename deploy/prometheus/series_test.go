@@ -121,20 +121,14 @@ func metricNames(t *testing.T, addr string) map[string]bool {
 	return out
 }
 
-func callCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func dial(t *testing.T, addr string) *wire.Client {
 	t.Helper()
-	c, err := wire.Dial(callCtx(t), addr, wire.ClientOptions{})
+	c, err := wire.Dial(t.Context(), addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Handshake(callCtx(t)); err != nil {
+	if _, err := c.Handshake(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -171,20 +165,20 @@ func exercisedSidecars(t *testing.T) (names, proxyOnly map[string]bool) {
 		app.KeyCleanupInterval: "200ms",
 	}))
 	c := dial(t, a.Addr())
-	if err := register(callCtx(t), c, "series-1"); err != nil {
+	if err := register(t.Context(), c, "series-1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := register(callCtx(t), c, "bad id!"); err == nil {
+	if err := register(t.Context(), c, "bad id!"); err == nil {
 		t.Fatal("an invalid producer id was accepted")
 	}
 	get := &messages.GetProducerOffsetsResponse{}
-	if err := c.Call(callCtx(t), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("series-1")}, get); err != nil {
+	if err := c.Call(t.Context(), messages.KeyGetProducerOffsets, 0, &messages.GetProducerOffsetsRequest{ProducerId: proto.String("series-1")}, get); err != nil {
 		t.Fatal(err)
 	}
 	// A register while the producers directory refuses writes: a failed
 	// storage call.
 	lock()
-	if err := register(callCtx(t), c, "series-2"); err == nil {
+	if err := register(t.Context(), c, "series-2"); err == nil {
 		t.Fatal("a register succeeded on a read-only producers directory")
 	}
 	unlock()
@@ -208,7 +202,7 @@ func exercisedSidecars(t *testing.T) (names, proxyOnly map[string]bool) {
 	t.Cleanup(func() { fake.Close() })
 	p := apptest.Start(t, zk.Addr, reporterOn(map[string]string{"sidecar.mode": "proxy", app.KeyUpstreamAddress: fake.Addr()}))
 	pc := dial(t, p.Addr())
-	if resp, err := pc.CallRaw(callCtx(t), messages.KeyListDatabases, 0, []byte{0x0a, 0x01, 'x'}); err != nil || resp.Type != wire.ResponseSuccess {
+	if resp, err := pc.CallRaw(t.Context(), messages.KeyListDatabases, 0, []byte{0x0a, 0x01, 'x'}); err != nil || resp.Type != wire.ResponseSuccess {
 		t.Fatalf("forwarded request: %v %+v", err, resp)
 	}
 	proxyOnly = map[string]bool{}

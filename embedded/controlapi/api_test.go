@@ -68,7 +68,7 @@ func TestBadRequestsNameTheField(t *testing.T) {
 			t.Errorf("%s %s %.60s: %d %s, want %d naming %q", tc.method, tc.path, tc.body, status, data, tc.status, tc.field)
 		}
 	}
-	if _, err := e.c.Server(ctxT(t)); err != nil {
+	if _, err := e.c.Server(t.Context()); err != nil {
 		t.Fatalf("the server after the bad requests: %v", err)
 	}
 }
@@ -77,7 +77,7 @@ func TestBadRequestsNameTheField(t *testing.T) {
 // next GET with 25, a wait sees its hit, the log shows both requests.
 func TestRetriableThenSuccessOverHTTP(t *testing.T) {
 	e := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	r, err := e.c.AddRule(ctx, controlapi.RuleJSON{APIKey: ptr(int32(messages.KeyGetProducerOffsets)), Action: "error", Code: 25, Message: "try again"})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestRetriableThenSuccessOverHTTP(t *testing.T) {
 // connection, not a hang.
 func TestStallOverHTTPEnds(t *testing.T) {
 	e := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	r, err := e.c.AddRule(ctx, controlapi.RuleJSON{APIKey: ptr(int32(messages.KeyGetProducerOffsets)), Action: "stall"})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestStallOverHTTPEnds(t *testing.T) {
 func ruleOverHTTP(t *testing.T, e env, id uint64) controlapi.RuleJSON {
 	t.Helper()
 	var got controlapi.RuleJSON
-	if err := e.c.Do(ctxT(t), "GET", fmt.Sprintf("/v1/rules/%d", id), nil, 200, &got); err != nil || got.Waiting == nil {
+	if err := e.c.Do(t.Context(), "GET", fmt.Sprintf("/v1/rules/%d", id), nil, 200, &got); err != nil || got.Waiting == nil {
 		t.Fatalf("GET rule %d: %+v %v", id, got, err)
 	}
 	return got
@@ -190,7 +190,7 @@ func waitStalled(t *testing.T, s *embedded.Server, id uint64) {
 // begun with 404.
 func TestRemovedRuleEndsWait(t *testing.T) {
 	e := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	r, _ := e.c.AddRule(ctx, controlapi.RuleJSON{APIKey: ptr(int32(9999)), Action: "drop"})
 	waiting := make(chan error, 1)
 	go func() {

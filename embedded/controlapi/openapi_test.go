@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/proto"
@@ -21,12 +20,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // env is an embedded server with the control API in front of it.
 type env struct {
 	srv *embedded.Server
@@ -36,7 +29,7 @@ type env struct {
 
 func start(t *testing.T, cfg embedded.Config) env {
 	t.Helper()
-	srv, err := embedded.Start(ctxT(t), cfg)
+	srv, err := embedded.Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +44,7 @@ func start(t *testing.T, cfg embedded.Config) env {
 
 func (e env) fluss(t *testing.T) *wire.Client {
 	t.Helper()
-	c, err := wire.Dial(ctxT(t), e.srv.Addr(), wire.ClientOptions{})
+	c, err := wire.Dial(t.Context(), e.srv.Addr(), wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +69,7 @@ func raw(t *testing.T, base, method, path string, body []byte) (int, []byte) {
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctxT(t), method, base+path, rd)
+	req, err := http.NewRequestWithContext(t.Context(), method, base+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +209,7 @@ func asList(v any) []string {
 func TestOpenAPIAgrees(t *testing.T) {
 	doc := loadSpec(t)
 	e := start(t, embedded.Config{})
-	ctx := ctxT(t)
+	ctx := t.Context()
 	fc := e.fluss(t)
 	big := []byte(`{"action":"drop","message":"` + strings.Repeat("x", controlapi.MaxBodyBytes) + `"}`)
 	var ruleID uint64

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -27,8 +26,7 @@ func start(t *testing.T, cfg Config) *Coordinator {
 
 func dial(t *testing.T, addr string) (*wire.Client, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
+	ctx := t.Context()
 	cl, err := wire.Dial(ctx, addr, wire.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/tlstest"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // TestKitCertificates: the kit's chains verify the way the tests rely on:
@@ -83,7 +82,7 @@ func TestStartZooKeeper(t *testing.T) {
 			if s.SecureAddr == "" || !strings.HasPrefix(s.SecureAddr, "127.0.0.1:") {
 				t.Fatalf("SecureAddr %q", s.SecureAddr)
 			}
-			conn, err := tlstest.Session(zktest.Context(t), s.SecureAddr, k.ClientTLS(""))
+			conn, err := tlstest.Session(t.Context(), s.SecureAddr, k.ClientTLS(""))
 			if err != nil {
 				t.Fatal(err)
 			}

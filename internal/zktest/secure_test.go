@@ -69,7 +69,7 @@ func TestSASLEnforcedServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := StartConfig(Context(t), cfg)
+	s, err := StartConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

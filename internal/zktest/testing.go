@@ -109,15 +109,6 @@ func RawConn(tb testing.TB, addr string) *gozk.Conn {
 	return conn
 }
 
-// Context returns a context that ends with the test, or after a minute, so
-// that a bug cannot hang a test's ZooKeeper calls; it is not a timing
-// assertion.
-func Context(tb testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	tb.Cleanup(cancel)
-	return ctx
-}
-
 // LoopbackPort returns a port on 127.0.0.1 that was free a moment ago,
 // failing tb when none can be had.
 func LoopbackPort(tb testing.TB) int {

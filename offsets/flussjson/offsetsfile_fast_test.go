@@ -17,6 +17,7 @@ func decodeOffsetsGeneral(b []byte) (offsets.TableOffsets, error) {
 // EncodeTableOffsets writes take the fast path and decode as the general
 // way does; variants that are not canonical do not take it.
 func TestCanonicalOffsetsFastPath(t *testing.T) {
+	t.Parallel()
 	var inputs [][]byte
 	for _, g := range goldenOffsets {
 		inputs = append(inputs, readOffsetsGolden(t, g.file))

@@ -43,6 +43,7 @@ func readOffsetsGolden(t testing.TB, name string) []byte {
 }
 
 func TestOffsetsGolden(t *testing.T) {
+	t.Parallel()
 	for _, g := range goldenOffsets {
 		t.Run(g.file, func(t *testing.T) {
 			want := readOffsetsGolden(t, g.file)
@@ -90,6 +91,7 @@ var coordinatorOffsets = []struct {
 // in the same bytes (or the stated ones), and its own writer still refuses
 // the offsets it does not write.
 func TestCoordinatorOffsetsGolden(t *testing.T) {
+	t.Parallel()
 	for _, g := range coordinatorOffsets {
 		t.Run(g.file, func(t *testing.T) {
 			data := readOffsetsGolden(t, g.file)
@@ -125,6 +127,7 @@ func TestCoordinatorOffsetsGolden(t *testing.T) {
 }
 
 func TestEncodeOrderIndependent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		t    offsets.TableOffsets
@@ -155,6 +158,7 @@ func TestEncodeOrderIndependent(t *testing.T) {
 }
 
 func TestEncodeRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		buckets []offsets.BucketOffset
@@ -191,6 +195,7 @@ func TestEncodeRejects(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -230,6 +235,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, wantErr string
 	}{
@@ -379,6 +385,7 @@ func byBucket(t offsets.TableOffsets, extra int) offsets.TableOffsets {
 // encodes to the same bytes as its list of buckets, the golden files
 // included, and its refusals name the problem.
 func TestEncodeByBucket(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		t    offsets.TableOffsets

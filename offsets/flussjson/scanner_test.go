@@ -3,6 +3,7 @@ package flussjson
 import "testing"
 
 func TestScanner(t *testing.T) {
+	t.Parallel()
 	ints := []struct {
 		in   string
 		want int64

@@ -19,6 +19,7 @@ func decodeSnapshotGeneral(data []byte) (offsets.Snapshot, error) {
 // coordinator znodes, take the fast path and decode as the general way does;
 // variants that are not canonical do not take it.
 func TestCanonicalSnapshotFastPath(t *testing.T) {
+	t.Parallel()
 	canonicalInputs := [][]byte{
 		EncodeSnapshot(offsets.Snapshot{ExpirationTime: 1735538268000, Tables: []offsets.FileRef{{TableID: 1, OffsetsPath: "file:/tmp/p/1/a.offsets"}, {TableID: -2, OffsetsPath: "s3://b/é"}}}),
 		EncodeSnapshot(offsets.Snapshot{ExpirationTime: -1}),

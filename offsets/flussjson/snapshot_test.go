@@ -30,6 +30,7 @@ var goldenSnapshots = []struct {
 }
 
 func TestSnapshotGolden(t *testing.T) {
+	t.Parallel()
 	for _, g := range goldenSnapshots {
 		t.Run(g.file, func(t *testing.T) {
 			want := readGolden(t, g.file)
@@ -52,6 +53,7 @@ func TestSnapshotGolden(t *testing.T) {
 }
 
 func TestSnapshotTableOrder(t *testing.T) {
+	t.Parallel()
 	s := offsets.Snapshot{ExpirationTime: -5, Tables: []offsets.FileRef{
 		{TableID: 2, OffsetsPath: "b"}, {TableID: 17, OffsetsPath: "c"}, {TableID: 100, OffsetsPath: "d"},
 		{TableID: 200, OffsetsPath: "e"}, {TableID: 1, OffsetsPath: "a"}, {TableID: 2, OffsetsPath: "b2"},
@@ -68,6 +70,7 @@ func TestSnapshotTableOrder(t *testing.T) {
 // TestJacksonEscaping: expected strings were produced with Jackson 2.14's
 // UTF-8 JsonGenerator.writeString.
 func TestJacksonEscaping(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{`a"b\c/d`, `"a\"b\\c/d"`},
 		{"\b\t\n\f\r", `"\b\t\n\f\r"`},
@@ -96,6 +99,7 @@ func TestJacksonEscaping(t *testing.T) {
 }
 
 func TestDecodeSnapshot(t *testing.T) {
+	t.Parallel()
 	ok := []struct {
 		name, in string
 		want     offsets.Snapshot

@@ -93,7 +93,7 @@ func TestStoreConformance(t *testing.T) {
 func TestCountsEachCall(t *testing.T) {
 	zk := storeharness.NewZooKeeper(t, zkAddr)
 	h := newCounted(zk)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	lr, ok := h.Snapshots().(storage.LinearReads)
 	if !ok {
 		t.Fatal("counted over zkstore does not offer storage.LinearReads")

@@ -96,7 +96,7 @@ func (s *countingStore) enter() {
 func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Config)) *fixture {
 	t.Helper()
 	zktest.SkipIfShort(t)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	root := zktest.UniqueRoot()
 	zcfg := zk.Config{Address: addr, Root: root, Logger: hclog.NewNullLogger()}
 	if zkmod != nil {
@@ -135,7 +135,7 @@ func newFixture(t *testing.T, addr string, mod func(*Config), zkmod func(*zk.Con
 
 func (f *fixture) register(t *testing.T, id string, off int64) {
 	t.Helper()
-	res, err := f.registry.Register(zktest.Context(t), producer.RegisterInput{
+	res, err := f.registry.Register(t.Context(), producer.RegisterInput{
 		ProducerID: &id,
 		Tables:     []producer.TableInput{{TableID: 1, Buckets: []producer.BucketInput{{BucketID: 0, LogEndOffset: &off}}}},
 	})
@@ -148,7 +148,7 @@ func (f *fixture) register(t *testing.T, id string, off int64) {
 // snapshot.
 func (f *fixture) get(t *testing.T, id string) int64 {
 	t.Helper()
-	s, found, err := f.registry.Get(zktest.Context(t), &id)
+	s, found, err := f.registry.Get(t.Context(), &id)
 	if err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
@@ -163,7 +163,7 @@ func (f *fixture) get(t *testing.T, id string) int64 {
 // coordinator or another sidecar does.
 func (f *fixture) rawWrite(t *testing.T, id string, off int64) {
 	t.Helper()
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	path, err := f.files.WriteOffsets(ctx, id, offsets.TableOffsets{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: off}}})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func (f *fixture) rawWrite(t *testing.T, id string, off int64) {
 // the notifications for those writes are delivered before it returns.
 func (f *fixture) syncInner(t *testing.T) {
 	t.Helper()
-	if err := f.store.Store.Sync(zktest.Context(t)); err != nil {
+	if err := f.store.Store.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -266,7 +266,7 @@ func TestFastPathsAreGivenNotDiscovered(t *testing.T) {
 		t.Fatal("without fast paths: GetCached answered from the cache's memory")
 	}
 	id := "p1"
-	if s, found, err := plain.Get(zktest.Context(t), &id); err != nil || !found || s.Tables[0].Buckets[0].LogEndOffset != 7 {
+	if s, found, err := plain.Get(t.Context(), &id); err != nil || !found || s.Tables[0].Buckets[0].LogEndOffset != 7 {
 		t.Fatalf("plain get: %+v found=%v err=%v, want offset 7", s, found, err)
 	}
 }
@@ -281,7 +281,7 @@ func TestOwnWritesVisibleAtOnce(t *testing.T) {
 	if got := f.get(t, id); got != 5 {
 		t.Fatalf("after register: %d", got)
 	}
-	if err := f.registry.Delete(zktest.Context(t), ptr(id), nil); err != nil {
+	if err := f.registry.Delete(t.Context(), ptr(id), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.get(t, id); got != -1 {
@@ -310,7 +310,7 @@ func ptr(s string) *string { return &s }
 func TestSecondSidecarWriteVisible(t *testing.T) {
 	a := newFixture(t, zkAddr, nil, nil)
 	// b shares a's root and files.
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	zb, err := zk.Connect(ctx, zk.Config{Address: zkAddr, Root: a.zc.Root(), Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +370,7 @@ func TestConcurrentGetsShareOneRead(t *testing.T) {
 			results <- s.Tables[0].Buckets[0].LogEndOffset
 		}()
 	}
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	waitEntered(ctx, t, f.store)
 	eventually.Nil(t, "the readers joining the read in flight", func() error {
 		if st := f.cache.Stats(); st.Shared < readers-1 {
@@ -410,7 +410,7 @@ func TestNotificationDuringReadIsNotCached(t *testing.T) {
 		}
 		first <- s.ExpirationTime
 	}()
-	waitEntered(zktest.Context(t), t, f.store)
+	waitEntered(t.Context(), t, f.store)
 	// The notification, as go-zookeeper delivers it.
 	f.cache.onEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: f.zc.FullPath(zkstore.ProducersPath + "/" + id)})
 	// A reader after it sends its own read rather than joining.
@@ -419,7 +419,7 @@ func TestNotificationDuringReadIsNotCached(t *testing.T) {
 		_, _, _, err := f.cache.Snapshots().GetSnapshot(context.Background(), id)
 		second <- err
 	}()
-	waitEntered(zktest.Context(t), t, f.store)
+	waitEntered(t.Context(), t, f.store)
 	close(f.store.gate)
 	<-first
 	if err := <-second; err != nil {
@@ -482,7 +482,7 @@ func TestSessionExpiryDropsCache(t *testing.T) {
 	f := newFixture(t, cut.Addr(), nil, func(c *zk.Config) { c.SessionTimeout = 2 * time.Second })
 	// The other client talks to the same private server.
 	f.raw = zktest.RawConn(t, srv.Addr)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	const id = "exp"
 	f.register(t, id, 1)
 	for range 2 {
@@ -572,7 +572,7 @@ func TestReconnectSetsWatchAgain(t *testing.T) {
 // through the cache forgets a file.
 func TestFilesCachedByPath(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	fs := f.cache.Files()
 	stray, err := f.files.WriteOffsets(ctx, "fp", offsets.TableOffsets{TableID: 4, Buckets: []offsets.BucketOffset{{BucketID: 1, LogEndOffset: 9}}})
 	if err != nil {
@@ -694,7 +694,7 @@ func TestGetCachedFollowsTheCache(t *testing.T) {
 // order its buckets were given in.
 func TestWrittenFilesCachedAsRead(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	rnd := rand.New(rand.NewPCG(5, 8))
 	fs := f.cache.Files()
 	cached := fs.(storage.CachedFiles)

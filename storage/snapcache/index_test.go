@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/storage"
 	"github.com/fluss-sidecar/fluss-sidecar/storage/zkstore"
 	"github.com/fluss-sidecar/fluss-sidecar/zk"
@@ -77,7 +76,7 @@ func TestIndexListsWhatIsThere(t *testing.T) {
 	f := newFixture(t, zkAddr, nil, nil)
 	f.rawWrite(t, "x", 1)
 	f.rawWrite(t, "y", 1)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	failing := &countingStore{Store: f.store.Store, listErr: errors.New("reply too large")}
 	for _, tc := range []struct {
 		maxEntries int
@@ -126,7 +125,7 @@ func TestCreationDuringListingIsNotKnownAbsent(t *testing.T) {
 	}, nil)
 	select {
 	case <-entered:
-	case <-zktest.Context(t).Done():
+	case <-t.Context().Done():
 		t.Fatal("no listing")
 	}
 	f.rawWrite(t, "late", 1)
@@ -155,7 +154,7 @@ func TestSyncKeepsAndLostConnectionDropsTheIndex(t *testing.T) {
 	waitIndexed(t, f.cache)
 	lists := f.store.lists.Load()
 	f.rawWrite(t, "during", 1)
-	if err := f.cache.Snapshots().Sync(zktest.Context(t)); err != nil {
+	if err := f.cache.Snapshots().Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.store.lists.Load(); n != lists {

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/producer"
@@ -26,7 +25,7 @@ import (
 // session, a cache and a registry of its own.
 func (f *fixture) sibling(t *testing.T, mod func(*Config)) *fixture {
 	t.Helper()
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	zc, err := zk.Connect(ctx, zk.Config{Address: zkAddr, Root: f.zc.Root(), Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +57,7 @@ func (f *fixture) registerTables(t *testing.T, id string, n int, off int64) {
 		o := off + int64(i)
 		tables[i] = producer.TableInput{TableID: int64(i + 1), Buckets: []producer.BucketInput{{BucketID: 0, LogEndOffset: &o}}}
 	}
-	res, err := f.registry.Register(zktest.Context(t), producer.RegisterInput{ProducerID: &id, Tables: tables})
+	res, err := f.registry.Register(t.Context(), producer.RegisterInput{ProducerID: &id, Tables: tables})
 	if err != nil || res != producer.Created {
 		t.Fatalf("register %s: %v %v", id, res, err)
 	}
@@ -72,7 +71,7 @@ func (f *fixture) registerTables(t *testing.T, id string, n int, off int64) {
 // live entries explain, and returns the stats.
 func liveAccount(t *testing.T, f *fixture) Stats {
 	t.Helper()
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c := f.cache
 	c.mu.Lock()
 	var entries []*entry
@@ -160,7 +159,7 @@ func TestCacheHoldsOnlyLiveAcrossSidecars(t *testing.T) {
 	)
 	a := newFixture(t, zkAddr, func(c *Config) { c.MaxAbsences = maxAbsences }, nil)
 	b := a.sibling(t, nil)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
@@ -256,7 +255,7 @@ func TestCoordinatorWritesLeaveNoFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, zkAddr, nil, nil)
-			ctx := zktest.Context(t)
+			ctx := t.Context()
 			const rounds = 200
 			for i := range rounds {
 				id := fmt.Sprint("coord-", i)
@@ -370,7 +369,7 @@ func waitWatching(t *testing.T, c *Cache) {
 // expired an hour ago, as a coordinator may have left it.
 func (f *fixture) rawExpired(t *testing.T, id string, off int64) string {
 	t.Helper()
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	path, err := f.files.WriteOffsets(ctx, id, offsets.TableOffsets{TableID: 1, Buckets: []offsets.BucketOffset{{BucketID: 0, LogEndOffset: off}}})
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +393,7 @@ func TestOwnWritesSettleTheirFiles(t *testing.T) {
 	cached := f.cache.Files().(storage.CachedFiles)
 	paths := func(id string) []string {
 		t.Helper()
-		snap, _, found, err := f.store.Store.GetSnapshot(zktest.Context(t), id)
+		snap, _, found, err := f.store.Store.GetSnapshot(t.Context(), id)
 		if err != nil || !found {
 			t.Fatalf("%s: %v %v", id, found, err)
 		}
@@ -483,7 +482,7 @@ func TestFileReadAfterDeletionIsNotKept(t *testing.T) {
 	gf.gate = make(chan struct{})
 	got := make(chan int64, 1)
 	go func() {
-		s, found, err := f.registry.Get(zktest.Context(t), ptr(id))
+		s, found, err := f.registry.Get(t.Context(), ptr(id))
 		if err != nil || !found {
 			got <- -2
 			return
@@ -524,7 +523,7 @@ func (u unknownCreates) CreateSnapshot(ctx context.Context, id string, s offsets
 // the snapshot, with no write of this sidecar in flight, removes them.
 func TestUnknownCreateLeavesNoStaleFiles(t *testing.T) {
 	f := newFixture(t, zkAddr, func(c *Config) { c.Snapshots = unknownCreates{c.Snapshots} }, nil)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	off := int64(3)
 	id := "lost-reply"
 	_, err := f.registry.Register(ctx, producer.RegisterInput{

@@ -4,15 +4,13 @@ import (
 	"errors"
 	"reflect"
 	"testing"
-
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 )
 
 // GetSnapshotLinear answers what GetSnapshot answers: data, incarnation and
 // absence alike, and a write by another session acknowledged before the
 // call.
 func TestGetSnapshotLinearMatchesGetSnapshot(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	ps, root := newStore(t)
 	other := New(connect(t, zkAddr, root))
 

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 func connect(t *testing.T, addr, root string) *zk.Client {
 	t.Helper()
 	zktest.SkipIfShort(t)
-	c, err := zk.Connect(zktest.Context(t), zk.Config{Address: addr, Root: root})
+	c, err := zk.Connect(t.Context(), zk.Config{Address: addr, Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

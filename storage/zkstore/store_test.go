@@ -32,7 +32,7 @@ func newStore(t *testing.T) (*Store, string) {
 }
 
 func TestCreateSnapshot(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	ps, root := newStore(t)
 
 	created, err := ps.CreateSnapshot(ctx, "job-1", offsets2)
@@ -91,7 +91,7 @@ func TestCreateSnapshot(t *testing.T) {
 }
 
 func TestGetSnapshotMissingAndCorrupt(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	ps, _ := newStore(t)
 	if _, _, found, err := ps.GetSnapshot(ctx, "nobody"); found || err != nil {
 		t.Fatalf("missing: %v %v", found, err)
@@ -108,7 +108,7 @@ func TestGetSnapshotMissingAndCorrupt(t *testing.T) {
 }
 
 func TestDeleteSnapshotIf(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	ps, _ := newStore(t)
 	get := func(id string) (offsets.Incarnation, bool) {
 		t.Helper()
@@ -186,7 +186,7 @@ func TestDeleteSnapshotIf(t *testing.T) {
 }
 
 func TestListProducerIDs(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	ps, _ := newStore(t)
 	ids, err := ps.ListProducerIDs(ctx)
 	if err != nil || ids == nil || len(ids) != 0 {
@@ -219,7 +219,7 @@ func TestListProducerIDs(t *testing.T) {
 }
 
 func TestConcurrentCreate(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	ps, _ := newStore(t)
 	var wins atomic.Int32
 	var wg sync.WaitGroup
@@ -259,7 +259,7 @@ func TestConcurrentCreate(t *testing.T) {
 // compare-and-set on the incarnation; two replacers of one read cannot both
 // win, and a replace of a newer incarnation fails.
 func TestReplaceSnapshotIf(t *testing.T) {
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	ps, root := newStore(t)
 	if _, err := ps.CreateSnapshot(ctx, "p", offsets0); err != nil {
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestReplaceSnapshotIf(t *testing.T) {
 // before it is sent, as permanent and not applied, and the session survives.
 func TestCreateSnapshotTooLarge(t *testing.T) {
 	zktest.SkipIfShort(t)
-	ctx := zktest.Context(t)
+	ctx := t.Context()
 	c, err := zk.Connect(ctx, zk.Config{Address: zkAddr, Root: zktest.UniqueRoot(), ServerMaxBuffer: 8192})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fluss-sidecar/fluss-sidecar/app"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/apptest"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
@@ -166,7 +167,7 @@ func runStormPaced(ctx context.Context, callers []caller, warm, d, pace time.Dur
 			for {
 				if pace > 0 {
 					if wait := time.Until(next); wait > 0 {
-						time.Sleep(wait)
+						time.Sleep(wait) // the sleep is under test: the callers' pace
 					}
 					next = next.Add(pace)
 				}
@@ -306,12 +307,7 @@ func (e *stormEnv) callers(tb testing.TB, target string, n int, ids []int) []cal
 			tb.Cleanup(conn.Close)
 			// Connect does not wait for the session; hundreds of sessions
 			// opened at once take a moment.
-			for deadline := time.Now().Add(time.Minute); conn.State() != gozk.StateHasSession; {
-				if time.Now().After(deadline) {
-					tb.Fatalf("no ZooKeeper session: %v", conn.State())
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			eventually.True(tb, "a ZooKeeper session", func() bool { return conn.State() == gozk.StateHasSession })
 			synced := target == "zksync"
 			out[i] = func(_ context.Context, rnd *rand.Rand) error {
 				path := e.zkPaths[pick(rnd)]

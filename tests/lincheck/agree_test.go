@@ -119,7 +119,7 @@ func bounceLeader(e *zktest.Ensemble) error {
 		return errors.New("the ensemble has no leader")
 	}
 	l.Stop()
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the sleep is under test: the leader stays down while the others elect a new one
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := l.Restart(ctx); err != nil {

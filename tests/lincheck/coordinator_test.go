@@ -268,7 +268,7 @@ func driveCoordinators(ctx context.Context, h *History, coords []*coordinator, i
 					cnt.known.Add(1)
 					cnt.deleted.Add(1)
 				}
-				time.Sleep(time.Duration(rng.IntN(5000)) * time.Microsecond)
+				time.Sleep(time.Duration(rng.IntN(5000)) * time.Microsecond) // the sleep is under test: a client's random pace
 			}
 		}()
 	}

@@ -224,6 +224,8 @@ func (p *sidecarProc) Restart() error {
 		if err = p.start(); err == nil {
 			return nil
 		}
+		// Not eventually: this runs on a fault goroutine, where a wait may
+		// not fail the test (FailNow); the caller reports the error.
 		time.Sleep(100 * time.Millisecond)
 	}
 	return err
@@ -424,7 +426,7 @@ func (fc *fclient) connect(ctx context.Context) bool {
 func (fc *fclient) do(ctx context.Context, in Input) {
 	if !fc.connect(ctx) {
 		fc.cnt.notSent.Add(1)
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the sleep is under test: a client's pause before it dials again
 		return
 	}
 	in.Via = fc.via
@@ -553,7 +555,7 @@ func drive(ctx context.Context, h *History, targets []target, ids []string, snap
 				rng := rand.New(rand.NewPCG(rand.Uint64(), uint64(fc.id)))
 				for ctx.Err() == nil {
 					fc.do(ctx, randomOp(rng, ids, snaps))
-					time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond)
+					time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond) // the sleep is under test: a client's random pace
 				}
 			}()
 		}

@@ -293,7 +293,7 @@ func scenarios() []struct {
 					return
 				}
 				r.sidecars[0].Kill()
-				time.Sleep(300 * time.Millisecond)
+				time.Sleep(300 * time.Millisecond) // the sleep is under test: the sidecar stays down 300 ms
 				if err := r.sidecars[0].Restart(); err != nil {
 					t.Errorf("restart sidecar A: %v", err)
 					return

@@ -37,6 +37,7 @@ func testExpand() func(string) (string, error) {
 }
 
 func TestLoadRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jaas := write(t, dir, "jaas.conf", digestJAAS)
 	for _, tc := range []struct {
@@ -78,6 +79,7 @@ func TestLoadRefusals(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "zk-client.properties")
 	_, err := Load(missing, Options{})
 	if err == nil || !strings.Contains(err.Error(), "ZooKeeper client configuration: open "+missing) {
@@ -86,6 +88,7 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestLoadTLS(t *testing.T) {
+	t.Parallel()
 	path := write(t, t.TempDir(), "zk-client.properties", `
 zookeeper.client.secure=true
 zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty
@@ -130,6 +133,7 @@ zookeeper.sasl.client=false
 }
 
 func TestLoadSASL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jaas := write(t, dir, "jaas.conf", digestJAAS)
 	empty := write(t, dir, "empty.properties", "# nothing\n")
@@ -171,6 +175,7 @@ func TestLoadSASL(t *testing.T) {
 // TestNoConfigFile is the case of a Fluss configuration without
 // zookeeper.client.config-path: no TLS, and SASL only from a JAAS file.
 func TestNoConfigFile(t *testing.T) {
+	t.Parallel()
 	s, err := Load("", Options{})
 	if err != nil || s.Secure || s.SASL != nil {
 		t.Fatalf("got %+v, %v", s, err)
@@ -183,6 +188,7 @@ func TestNoConfigFile(t *testing.T) {
 }
 
 func TestSummaryHasNoSecrets(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	props := write(t, dir, "zk.properties", "zookeeper.client.secure=true\n"+
 		"zookeeper.ssl.keyStore.location=/etc/zk/client.p12\nzookeeper.ssl.keyStore.password=ks-secret\n"+
@@ -201,6 +207,7 @@ func TestSummaryHasNoSecrets(t *testing.T) {
 // TestJVMOptions checks the -D options of the coordinator's JVM: ZooKeeper's
 // client reads them as properties, and its file overrides them.
 func TestJVMOptions(t *testing.T) {
+	t.Parallel()
 	opt := func(k, v string) JVMOption { return JVMOption{Key: k, Value: v, From: "env.java.opts.all"} }
 	dir := t.TempDir()
 	jaas := write(t, dir, "jaas.conf", digestJAAS)

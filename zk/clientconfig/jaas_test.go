@@ -35,6 +35,7 @@ Client {
 }
 
 func TestParseJAAS(t *testing.T) {
+	t.Parallel()
 	j, err := ParseJAAS(jaasCases[1].text)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestParseJAAS(t *testing.T) {
 }
 
 func TestParseJAASErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ text, want string }{
 		{`Client { m required a="b" };`, `line 1: section "Client", module m: expected an option name or ";", found "}"`},
 		{`Client { m required a='b'; };`, "single quotes"},
@@ -77,6 +79,7 @@ func TestParseJAASErrors(t *testing.T) {
 // TestJAASAsJavaReadsIt reads every case with the JVM's own JAAS
 // configuration (testdata/DumpJAAS.java) and checks the Go parser agrees.
 func TestJAASAsJavaReadsIt(t *testing.T) {
+	t.Parallel()
 	zktest.SkipIfShort(t)
 	java, err := exec.LookPath("java")
 	if err != nil {

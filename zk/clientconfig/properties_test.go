@@ -37,6 +37,7 @@ var propertyCases = []struct {
 }
 
 func TestParseProperties(t *testing.T) {
+	t.Parallel()
 	for _, tc := range propertyCases {
 		t.Run(tc.name, func(t *testing.T) {
 			props, err := ParseProperties([]byte(tc.text))
@@ -55,6 +56,7 @@ func TestParseProperties(t *testing.T) {
 }
 
 func TestParsePropertiesErrors(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{"k=\\u12\n", "k=\\u12zz\n", "\\uqqqq=v\n"} {
 		if _, err := ParseProperties([]byte(text)); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("%q: got %v, want a malformed escape error on line 1", text, err)
@@ -63,6 +65,7 @@ func TestParsePropertiesErrors(t *testing.T) {
 }
 
 func TestPropertiesLineNumbers(t *testing.T) {
+	t.Parallel()
 	props, err := ParseProperties([]byte("# c\n\na=1\\\n 2\nb=3\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +79,7 @@ func TestPropertiesLineNumbers(t *testing.T) {
 // (Java 17's single-file launcher runs testdata/DumpProperties.java) and
 // checks the Go parser agrees character for character.
 func TestPropertiesAsJavaReadsThem(t *testing.T) {
+	t.Parallel()
 	zktest.SkipIfShort(t)
 	java, err := exec.LookPath("java")
 	if err != nil {

@@ -76,6 +76,7 @@ func (k unknownKit) expand(s string) string {
 }
 
 func TestLoadUnknownAccepted(t *testing.T) {
+	t.Parallel()
 	kit := newUnknownKit(t)
 	for _, tc := range acceptedCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +108,7 @@ func TestLoadUnknownAccepted(t *testing.T) {
 }
 
 func TestLoadNearMissRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range nearMissCases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := write(t, t.TempDir(), "zk.properties", "# the coordinator's\n"+tc.props)
@@ -127,6 +129,7 @@ func TestLoadNearMissRefused(t *testing.T) {
 // (testdata/zookeeper-3.8-properties.txt) counts as a near miss: a file
 // holding any of them, as a coordinator's may, is not refused for its name.
 func TestZooKeeperPropertiesAccepted(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/zookeeper-3.8-properties.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +155,7 @@ func TestZooKeeperPropertiesAccepted(t *testing.T) {
 }
 
 func TestEditDistance(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b  string
 		limit int
@@ -182,6 +186,7 @@ func TestEditDistance(t *testing.T) {
 // file says, and for a misspelling holds no value for the property meant,
 // which is the setting the sidecar refuses to lose in silence.
 func TestUnknownPropertiesAsZooKeeperReadsThem(t *testing.T) {
+	t.Parallel()
 	zktest.SkipIfShort(t)
 	java, classpath, err := zktest.Java()
 	if err != nil {
@@ -233,6 +238,7 @@ func TestUnknownPropertiesAsZooKeeperReadsThem(t *testing.T) {
 // TestJAASFileInPropertiesNotRead checks that a JAAS file named in the
 // properties file is never read, even when it is the only one.
 func TestJAASFileInPropertiesNotRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	props := write(t, dir, "zk.properties", JAASProperty+"="+filepath.Join(dir, "absent.conf")+"\n")
 	s, err := Load(props, Options{})

@@ -26,7 +26,7 @@ func stores(k *tlstest.Kit, f string, trust *tlstest.Authority) zktls.Settings {
 // and reads it back.
 func roundTrip(t *testing.T, s *zktest.Server, cfg *tls.Config) error {
 	t.Helper()
-	conn, err := tlstest.Session(zktest.Context(t), s.SecureAddr, cfg)
+	conn, err := tlstest.Session(t.Context(), s.SecureAddr, cfg)
 	if err != nil {
 		return err
 	}
