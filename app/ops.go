@@ -181,10 +181,7 @@ func (o *ops) watch(zc *zk.Client, files *remotestore.Store, upstream proxy.Upst
 			})
 			o.failoverCounters()
 			o.m.GaugeFunc("proxy_upstreamLastAnswerNotLeader", "1 while the last answer of a coordinator to a forwarded request was NOT_COORDINATOR_LEADER (65), else 0.", func() float64 {
-				o.mu.Lock()
-				proxies := o.proxies
-				o.mu.Unlock()
-				for _, p := range proxies {
+				for _, p := range o.watchedProxies() {
 					if p.LastAnswerNotLeader() {
 						return 1
 					}
@@ -223,11 +220,8 @@ func (o *ops) watchCache(c *snapcache.Cache) {
 func (o *ops) failoverCounters() {
 	sum := func(f func(proxy.FailoverStats) uint64) func() float64 {
 		return func() float64 {
-			o.mu.Lock()
-			proxies := o.proxies
-			o.mu.Unlock()
 			var n uint64
-			for _, p := range proxies {
+			for _, p := range o.watchedProxies() {
 				n += f(p.FailoverStats())
 			}
 			return float64(n)
@@ -262,14 +256,19 @@ func (o *ops) watchProxy(p *proxy.Proxy) {
 	o.proxies = append(o.proxies, p)
 }
 
+// watchedProxies returns the proxies watchProxy added, for the gauges and
+// /readyz to read without holding o.mu.
+func (o *ops) watchedProxies() []*proxy.Proxy {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.proxies
+}
+
 // bypassed returns the coordinator addresses, other than this sidecar's,
 // that the proxies' last checked GET_METADATA answers name.
 func (o *ops) bypassed() []string {
-	o.mu.Lock()
-	proxies := o.proxies
-	o.mu.Unlock()
 	var out []string
-	for _, p := range proxies {
+	for _, p := range o.watchedProxies() {
 		if coord, bypass := p.MetadataBypass(); bypass && !slices.Contains(out, coord) {
 			out = append(out, coord)
 		}
