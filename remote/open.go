@@ -100,20 +100,15 @@ func Resolve(remoteDataDir string) (Location, error) {
 		if dir.Authority == "" {
 			return Location{}, fmt.Errorf("remote: remote.data.dir %q: no bucket name", remoteDataDir)
 		}
-		if hasDotDot(dir.Path) {
-			return Location{}, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
-		}
 	case "hdfs":
-		if hasDotDot(dir.Path) {
-			return Location{}, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
-		}
 		loc.RootPath = dir.Path
 	case "mem":
-		if hasDotDot(dir.Path) {
-			return Location{}, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
-		}
 	default:
 		return Location{}, fmt.Errorf("remote: remote.data.dir %q: unsupported scheme %q (want file, s3, s3a, oss, cosn, obs, gs, abfs, abfss, wasb, wasbs, hdfs or mem)", remoteDataDir, dir.Scheme)
+	}
+	// A local path with '..' is refused above, as not absolute.
+	if hasDotDot(dir.Path) {
+		return Location{}, fmt.Errorf("remote: remote.data.dir %q: '..' is not allowed", remoteDataDir)
 	}
 	loc.Dir = dir
 	return loc, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -46,11 +47,11 @@ func classify(err error) error {
 			msg = first
 		}
 		switch {
-		case hasAny(exc, quotaExceptions):
+		case slices.Contains(quotaExceptions, exc):
 			return fmt.Errorf("%w (%w: %s)", err, syscall.EDQUOT, msg)
-		case hasAny(exc, permissionExceptions):
+		case slices.Contains(permissionExceptions, exc):
 			return fmt.Errorf("%w (%w: %s)", err, syscall.EACCES, msg)
-		case hasAny(exc, unavailableExceptions):
+		case slices.Contains(unavailableExceptions, exc):
 			return fmt.Errorf("%w (%w: %s)", err, ErrUnavailable, msg)
 		}
 		return fmt.Errorf("%w (%s)", err, msg)
@@ -63,13 +64,4 @@ func classify(err error) error {
 		}
 	}
 	return err
-}
-
-func hasAny(s string, set []string) bool {
-	for _, x := range set {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }

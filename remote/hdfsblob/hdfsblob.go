@@ -442,15 +442,16 @@ func (fs *FS) Delete(ctx context.Context, key string, _ *driver.DeleteOptions) e
 }
 
 func (fs *FS) deleteKey(ctx context.Context, key string) error {
+	p := fs.abs(key)
 	err := fs.do(ctx, func(c *hdfs.Client) error {
-		info, err := c.Stat(fs.abs(key))
+		info, err := c.Stat(p)
 		if err != nil {
 			return err
 		}
 		if info.IsDir() {
-			return fmt.Errorf("%w: %s is a directory", os.ErrNotExist, fs.abs(key))
+			return fmt.Errorf("%w: %s is a directory", os.ErrNotExist, p)
 		}
-		return c.Remove(fs.abs(key))
+		return c.Remove(p)
 	})
 	return classify(err)
 }

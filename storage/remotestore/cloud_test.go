@@ -45,7 +45,6 @@ func TestMain(m *testing.M) {
 func cloudBackends(t *testing.T, s3Endpoint string) []backend {
 	gcsURL := startFakeGCS(t, "gbucket", "other")
 	azEndpoint := startAzurite(t, "fluss", "other")
-	noLocal := func(*Store) string { return "" }
 	prefixFor := func(t *testing.T) string { return strings.ReplaceAll(t.Name(), "/", "_") }
 	objectBackend := func(name, dirFmt string, opts func(Options) Options, outside []string) backend {
 		return backend{
@@ -58,14 +57,9 @@ func cloudBackends(t *testing.T, s3Endpoint string) []backend {
 				return s
 			},
 			producers: func(s *Store) string { return s.Dir().String() + "/producers" },
-			altForms: func(p string) []string {
-				// An extra slash after the authority and in the middle.
-				i := strings.Index(p, "://") + 3
-				j := i + strings.Index(p[i:], "/")
-				return []string{p[:j] + "/" + p[j:], strings.Replace(p, "/producers/", "//producers/", 1)}
-			},
-			outside: outside,
-			local:   noLocal,
+			altForms:  extraSlashes,
+			outside:   outside,
+			local:     noLocal,
 		}
 	}
 	keep := func(base Options) func(Options) Options {
@@ -124,17 +118,21 @@ func hdfsBackend(t *testing.T, name string, nameservice bool) backend {
 			return s
 		},
 		producers: func(s *Store) string { return s.Dir().String() + "/producers" },
-		altForms: func(p string) []string {
-			i := strings.Index(p, "://") + 3
-			j := i + strings.Index(p[i:], "/")
-			return []string{p[:j] + "/" + p[j:], strings.Replace(p, "/producers/", "//producers/", 1)}
-		},
+		altForms:  extraSlashes,
 		outside: []string{
 			"hdfs://127.0.0.1:1/x/producers/p/1/x.offsets", "hdfs://other-ns/x/producers/p/1/x.offsets",
 			"file:/x/producers/p/1/x.offsets", "/producers/p/1/x.offsets",
 		},
-		local: func(*Store) string { return "" },
+		local: noLocal,
 	}
+}
+
+// extraSlashes spells p, a path with an authority, with an extra slash
+// after the authority and one in the middle.
+func extraSlashes(p string) []string {
+	i := strings.Index(p, "://") + 3
+	j := i + strings.Index(p[i:], "/")
+	return []string{p[:j] + "/" + p[j:], strings.Replace(p, "/producers/", "//producers/", 1)}
 }
 
 // hdfsDirName is a directory name unique to the test, from its name.

@@ -3,7 +3,6 @@ package remotestore
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/faultrelay"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/hdfstest"
 	"github.com/fluss-sidecar/fluss-sidecar/offsets/flussjson"
 	"github.com/fluss-sidecar/fluss-sidecar/remote"
@@ -274,24 +274,19 @@ func TestHDFSFaults(t *testing.T) {
 }
 
 // TestHDFSContextBoundsAHungNameNode: a NameNode that accepts connections
-// and never answers (a listener that reads nothing, since a real one
-// cannot be made to hang on demand) holds no call past its context.
+// and never answers (a stalled relay, since a real one cannot be made to
+// hang on demand) holds no call past its context.
 func TestHDFSContextBoundsAHungNameNode(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A stalled relay dials nothing: its target is never reached.
+	hung, err := faultrelay.Start("127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { conn.Close() })
-		}
-	}()
-	s, err := Open(context.Background(), "hdfs://"+ln.Addr().String()+"/fluss", Options{Sleep: func(context.Context, time.Duration) error { return nil }})
+	defer hung.Close()
+	if err := hung.Set(faultrelay.Stall); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), "hdfs://"+hung.Addr()+"/fluss", Options{Sleep: func(context.Context, time.Duration) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,5 +306,8 @@ func TestHDFSContextBoundsAHungNameNode(t *testing.T) {
 		err := op.call(ctx)
 		cancel()
 		wantClass(t, op.name+" against a hung NameNode", err, storeerr.ErrTimeout)
+	}
+	if hung.Faulted() == 0 {
+		t.Error("no call reached the hung NameNode")
 	}
 }

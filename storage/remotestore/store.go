@@ -146,7 +146,7 @@ func Open(ctx context.Context, remoteDataDir string, opts Options) (*Store, erro
 			return nil, err
 		}
 		s.ownsBucket = true
-		if dirs != nil {
+		if dirs != nil { // a nil *hdfsblob.FS would make s.dirs non-nil
 			s.dirs = dirs
 		}
 		if loc.LocalDir != "" {

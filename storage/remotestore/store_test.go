@@ -109,9 +109,11 @@ func localBackend(name string, dirForm func(dir string) string) backend {
 	}
 }
 
+// noLocal is the local path of a store that keeps no local files.
+func noLocal(*Store) string { return "" }
+
 func backends(t *testing.T) []backend {
 	endpoint := startFakeS3(t, "bucket", "other")
-	noLocal := func(*Store) string { return "" }
 	return append([]backend{
 		{
 			name: "mem",
