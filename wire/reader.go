@@ -171,8 +171,8 @@ func (c *serverConn) readLoop() (answerInFlight bool) {
 
 // serveFrame reads one request, whose first byte was there at arrived, and
 // starts it; it reports false when the connection cannot go on, with the
-// read's error (nil when the connection died while start waited). On an unreadable frame it sends the
-// SERVER_FAILURE and closes the connection.
+// read's error (nil when the connection died while start waited). On an
+// unreadable frame it sends the SERVER_FAILURE and closes the connection.
 func (c *serverConn) serveFrame(arrived time.Time) (bool, error) {
 	payload, charge, borrowed, err := c.readRequest()
 	if err == nil {
