@@ -43,17 +43,7 @@ import (
 // from the first two stdout lines. The process gets SIGTERM at cleanup.
 func startControlSidecar(t *testing.T) (addr, controlURL string) {
 	t.Helper()
-	root, err := flusstest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "fluss-sidecar")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/fluss-sidecar")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCommand(t, t.Context(), "fluss-sidecar", "CGO_ENABLED=0")
 	cmd := exec.Command(bin, "serve", "--embedded", "--listen", "127.0.0.1:0", "--control", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

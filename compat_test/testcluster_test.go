@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-sidecar/fluss-sidecar/embedded/controlapi"
+	"github.com/fluss-sidecar/fluss-sidecar/internal/flusstest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
 )
@@ -90,15 +91,51 @@ func freePortPair(t *testing.T) int {
 	return 0
 }
 
-// buildLauncher builds cmd/fluss-test-cluster, as make build does.
-func buildLauncher(t *testing.T, ctx context.Context) string {
+// buildCommand builds the repository's cmd/name into a temporary folder,
+// with env added to the environment, and returns the binary's path.
+func buildCommand(t *testing.T, ctx context.Context, name string, env ...string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fluss-test-cluster")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/fluss-test-cluster")
+	root, err := flusstest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+name)
+	build.Dir = root
+	build.Env = append(os.Environ(), env...)
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
 	}
 	return bin
+}
+
+// launched is one cluster name of the launcher, in a TMPDIR of its own.
+type launched struct {
+	bin, tmp, name string
+	port           int
+}
+
+// launchSASL builds cmd/fluss-test-cluster (as make build does) and starts
+// cluster namePrefix+pid with --sasl on a free port pair, under a fresh
+// TMPDIR; the cluster is stopped when the test ends.
+func launchSASL(t *testing.T, ctx context.Context, namePrefix string) (launched, clusterInfo) {
+	t.Helper()
+	l := launched{bin: buildCommand(t, ctx, "fluss-test-cluster"), tmp: t.TempDir(),
+		name: namePrefix + strconv.Itoa(os.Getpid()), port: freePortPair(t)}
+	stopLaunchedAtEnd(t, l.bin, l.tmp, l.name)
+	return l, l.start(t, ctx)
+}
+
+// start runs `start --sasl` of l's name and port and reads its CLUSTER_JSON.
+func (l launched) start(t *testing.T, ctx context.Context) clusterInfo {
+	t.Helper()
+	return parseClusterJSON(t, runLauncher(t, ctx, l.bin, l.tmp, "start", "--sasl", "--name", l.name, "--port", strconv.Itoa(l.port)))
+}
+
+// stop runs `stop` of l's name.
+func (l launched) stop(t *testing.T, ctx context.Context) {
+	t.Helper()
+	runLauncher(t, ctx, l.bin, l.tmp, "stop", "--name", l.name)
 }
 
 // TestTestClusterLauncher runs the fluss-test-cluster contract as Fluss's
@@ -111,12 +148,8 @@ func buildLauncher(t *testing.T, ctx context.Context) string {
 func TestTestClusterLauncher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildLauncher(t, ctx)
-	tmp := t.TempDir()
-	name := "compat-" + strconv.Itoa(os.Getpid())
-	port := freePortPair(t)
-	stopLaunchedAtEnd(t, bin, tmp, name)
-	first := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
+	l, first := launchSASL(t, ctx, "compat-")
+	port := l.port
 	if first.SASLBootstrapServers == nil || *first.SASLBootstrapServers != "127.0.0.1:"+strconv.Itoa(port) ||
 		first.BootstrapServers != "127.0.0.1:"+strconv.Itoa(port+100) {
 		t.Fatalf("CLUSTER_JSON %+v, want SASL on %d and PLAINTEXT on %d", first, port, port+100)
@@ -166,7 +199,7 @@ func TestTestClusterLauncher(t *testing.T) {
 		t.Fatalf("control log: %+v %v", page, err)
 	}
 
-	again := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
+	again := l.start(t, ctx)
 	if again.BootstrapServers != first.BootstrapServers || again.ControlURL != first.ControlURL ||
 		again.SASLBootstrapServers == nil || *again.SASLBootstrapServers != *first.SASLBootstrapServers {
 		t.Fatalf("second start %+v, want the running cluster %+v", again, first)
@@ -177,17 +210,17 @@ func TestTestClusterLauncher(t *testing.T) {
 		t.Fatalf("the data after the second start: %v %v (a new server would have none)", &get, err)
 	}
 
-	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+	l.stop(t, ctx)
 	for _, addr := range []string{first.BootstrapServers, *first.SASLBootstrapServers} {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			t.Fatalf("%s still accepts connections after stop", addr)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(tmp, "fluss-test-cluster", name)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(l.tmp, "fluss-test-cluster", l.name)); !os.IsNotExist(err) {
 		t.Fatalf("the state folder is left after stop: %v", err)
 	}
-	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+	l.stop(t, ctx)
 }
 
 // TestTestClusterLauncherRustClient: Fluss's Rust client (fluss-rs-compat)
@@ -200,12 +233,7 @@ func TestTestClusterLauncherRustClient(t *testing.T) {
 	rust := buildRustClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildLauncher(t, ctx)
-	tmp := t.TempDir()
-	name := "compat-rust-" + strconv.Itoa(os.Getpid())
-	port := freePortPair(t)
-	stopLaunchedAtEnd(t, bin, tmp, name)
-	ci := parseClusterJSON(t, runLauncher(t, ctx, bin, tmp, "start", "--sasl", "--name", name, "--port", strconv.Itoa(port)))
+	l, ci := launchSASL(t, ctx, "compat-rust-")
 	if ci.SASLBootstrapServers == nil {
 		t.Fatalf("CLUSTER_JSON %+v: no sasl_bootstrap_servers after --sasl", ci)
 	}
@@ -237,7 +265,7 @@ func TestTestClusterLauncherRustClient(t *testing.T) {
 			t.Errorf("%s: the launched server logged %v for producer rs-%s, want REGISTER, GET and DELETE", tc.suffix, keys, tc.suffix)
 		}
 	}
-	runLauncher(t, ctx, bin, tmp, "stop", "--name", name)
+	l.stop(t, ctx)
 	if c, err := net.DialTimeout("tcp", ci.BootstrapServers, time.Second); err == nil {
 		c.Close()
 		t.Fatalf("%s still accepts connections after stop", ci.BootstrapServers)

@@ -225,8 +225,10 @@ var errDropped = errors.New("embedded: connection dropped by a control")
 
 // decide runs the installed controls of phase ph on one request, in
 // order, under the lock so that two requests never take the same one-shot
-// control.
-func (c *controls) decide(ph phase, r Request) Action {
+// control. producerOf, if not nil, reads the request's producer id; it is
+// asked only for a rule that filters on one, since for a REGISTER (whose
+// body is left raw) it scans the body.
+func (c *controls) decide(ph phase, r Request, producerOf func() string) Action {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, ctl := range c.list {
@@ -235,6 +237,9 @@ func (c *controls) decide(ph phase, r Request) Action {
 		}
 		var a Action
 		if ctl.rule != nil {
+			if ctl.rule.ProducerID != "" && producerOf != nil {
+				r.ProducerID, producerOf = producerOf(), nil
+			}
 			a = ctl.rule.decide(r)
 		} else {
 			a = ctl.fn(r)
@@ -312,7 +317,7 @@ func (c *controls) gate(next wire.GateFunc) wire.GateFunc {
 			ConnID: sess.ConnID, Listener: sess.ListenerName, Principal: sess.Principal(),
 		}
 		c.log.arrive(r)
-		a := c.decide(phaseGate, r)
+		a := c.decide(phaseGate, r, nil)
 		c.log.acted(r.ConnID, r.RequestID, a)
 		if err := c.before(ctx, sess, a); err != nil {
 			return err
@@ -334,10 +339,11 @@ func (c *controls) serve(api wire.API) wire.Handler {
 			APIKey: api.Key, APIVersion: wr.Version, RequestID: wr.RequestID,
 			ConnID: sess.ConnID, Listener: sess.ListenerName, Principal: sess.Principal(),
 		}
+		var producerOf func() string
 		if subject.Key == "producer_id" && subject.Of != nil {
-			r.ProducerID = subject.Of(wr)
+			producerOf = func() string { return subject.Of(wr) }
 		}
-		a := c.decide(phaseServe, r)
+		a := c.decide(phaseServe, r, producerOf)
 		c.log.acted(r.ConnID, r.RequestID, a)
 		if err := c.before(ctx, sess, a); err != nil {
 			return nil, err

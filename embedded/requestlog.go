@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"sort"
 	"sync"
 	"time"
 
@@ -155,8 +156,10 @@ func (l *requestLog) done(listener string, d wire.RequestDone) {
 	e.Seq = l.nextSeq
 	l.nextSeq++
 	if len(l.entries) >= MaxLogEntries {
+		// Reslice, not copy down: append moves the kept entries to a new
+		// array once in a while, instead of every request once full.
 		n := len(l.entries) - MaxLogEntries + 1
-		l.entries = append(l.entries[:0], l.entries[n:]...)
+		l.entries = l.entries[n:]
 		l.forgotten += uint64(n)
 	}
 	l.entries = append(l.entries, *e)
@@ -168,17 +171,16 @@ func (s *Server) Log(since uint64, limit int) []LogEntry {
 	l := s.controls.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []LogEntry
-	for _, e := range l.entries {
-		if e.Seq < since {
-			continue
-		}
-		if limit > 0 && len(out) >= limit {
-			break
-		}
-		out = append(out, e)
+	// Seq rises along entries: skip to since, then copy at most limit.
+	i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].Seq >= since })
+	tail := l.entries[i:]
+	if limit > 0 && len(tail) > limit {
+		tail = tail[:limit]
 	}
-	return out
+	if len(tail) == 0 {
+		return nil
+	}
+	return append([]LogEntry(nil), tail...)
 }
 
 // LogStats says how many entries the log holds.

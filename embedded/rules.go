@@ -102,7 +102,7 @@ var ErrTooManyRules = fmt.Errorf("embedded: %d rules are active; remove some fir
 // ErrNoRule is the answer for a rule id the server does not hold.
 var ErrNoRule = errors.New("embedded: no such rule")
 
-// RuleError names the field of a Rule that is not valid.
+// RuleFieldError names the field of a Rule that is not valid.
 type RuleFieldError struct {
 	Field  string
 	Reason string

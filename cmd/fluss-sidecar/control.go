@@ -158,9 +158,7 @@ func controlRun(ctx context.Context, c *controlapi.Client, args []string) (any, 
 				k := int32(*key)
 				r.APIKey = &k
 			}
-			var res controlapi.RuleJSON
-			err := c.Do(ctx, http.MethodPost, "/v1/rules", r, http.StatusCreated, &res)
-			return res, err
+			return c.AddRule(ctx, r)
 		case "list":
 			err := c.Do(ctx, http.MethodGet, "/v1/rules", nil, http.StatusOK, &out)
 			return out, err
@@ -200,7 +198,7 @@ func controlRun(ctx context.Context, c *controlapi.Client, args []string) (any, 
 			Reached bool                `json:"reached"`
 			Rule    controlapi.RuleJSON `json:"rule"`
 		}
-		err = c.Do(ctx, http.MethodPost, fmt.Sprintf("/v1/rules/%d/wait", id), controlapi.WaitJSON{Hits: hits, Timeout: *timeout}, http.StatusOK, &res)
+		res.Reached, res.Rule, err = c.Wait(ctx, id, *hits, *timeout)
 		if err == nil && !res.Reached {
 			return res, fmt.Errorf("rule %d acted on %d requests, not %d, before the timeout", id, *res.Rule.Hits, *hits)
 		}
@@ -214,8 +212,11 @@ func controlRun(ctx context.Context, c *controlapi.Client, args []string) (any, 
 			}
 			rule = id
 		}
-		err := c.Do(ctx, http.MethodPost, "/v1/release", controlapi.ReleaseJSON{Rule: rule}, http.StatusOK, &out)
-		return out, err
+		n, err := c.Release(ctx, rule)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]int{"released": n}, nil
 	case "log":
 		if len(args) == 1 && args[0] == "clear" {
 			err := c.Do(ctx, http.MethodDelete, "/v1/log", nil, http.StatusOK, &out)

@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,14 +60,19 @@ const startTimeout = 60 * time.Second
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 
-// State is what a running server writes once it serves: the contract's
-// keys, and how to find and check the process.
-type State struct {
+// Cluster is the CLUSTER_JSON line: the contract's keys.
+type Cluster struct {
 	BootstrapServers     string  `json:"bootstrap_servers"`
 	SASLBootstrapServers *string `json:"sasl_bootstrap_servers"`
 	ControlURL           string  `json:"control_url"`
-	PID                  int     `json:"pid"`
-	Name                 string  `json:"name"`
+}
+
+// State is what a running server writes once it serves: the contract's
+// keys, and how to find and check the process.
+type State struct {
+	Cluster
+	PID  int    `json:"pid"`
+	Name string `json:"name"`
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -121,11 +127,7 @@ func readState(dir string) (State, bool) {
 }
 
 func printCluster(w io.Writer, s State) {
-	line, _ := json.Marshal(struct {
-		BootstrapServers     string  `json:"bootstrap_servers"`
-		SASLBootstrapServers *string `json:"sasl_bootstrap_servers"`
-		ControlURL           string  `json:"control_url"`
-	}{s.BootstrapServers, s.SASLBootstrapServers, s.ControlURL})
+	line, _ := json.Marshal(s.Cluster)
 	fmt.Fprintf(w, "CLUSTER_JSON: %s\n", line)
 }
 
@@ -138,7 +140,7 @@ func ours(s State, name string) bool {
 	}
 	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID)); err == nil {
 		args := strings.Split(string(cmdline), "\x00")
-		if !contains(args, childCommand) || !contains(args, name) {
+		if !slices.Contains(args, childCommand) || !slices.Contains(args, name) {
 			return false
 		}
 	}
@@ -146,15 +148,6 @@ func ours(s State, name string) bool {
 	defer cancel()
 	_, err := (&controlapi.Client{Base: s.ControlURL}).Server(ctx)
 	return err == nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func start(dir, name string, sasl bool, port int, stdout, stderr io.Writer) int {

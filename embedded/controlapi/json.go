@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -51,10 +52,11 @@ type RuleJSON struct {
 }
 
 // FieldError is a bad request naming the field at fault; the API answers
-// it with 400 and {"error": ..., "field": ...}.
+// it with 400 (413 for a body too large) and {"error": ..., "field": ...}.
 type FieldError struct {
 	Field  string
 	Reason string
+	status int // the answer's status when not 400
 }
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
@@ -63,12 +65,17 @@ func bad(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// tooLarge is a body over MaxBodyBytes, answered 413.
+func tooLarge() error {
+	return &FieldError{Field: "body", Reason: fmt.Sprintf("larger than %d bytes", MaxBodyBytes), status: http.StatusRequestEntityTooLarge}
+}
+
 // decodeStrict decodes one JSON object into v: unknown fields, a wrong
 // type, trailing data and an oversized body are FieldErrors naming the
 // field ("body" for the document as a whole).
 func decodeStrict(data []byte, v any) error {
 	if len(data) > MaxBodyBytes {
-		return bad("body", "larger than %d bytes", MaxBodyBytes)
+		return tooLarge()
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")

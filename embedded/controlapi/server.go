@@ -18,7 +18,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -117,14 +116,15 @@ func writeErr(w http.ResponseWriter, status int, msg, field string) {
 	writeJSON(w, status, ErrorJSON{Error: msg, Field: field})
 }
 
-// fail answers err: a FieldError is 400 naming its field.
+// fail answers err: a FieldError is 400 (413 for a body too large) naming
+// its field.
 func fail(w http.ResponseWriter, err error) {
 	var fe *FieldError
 	switch {
 	case errors.As(err, &fe):
 		status := http.StatusBadRequest
-		if fe.Field == "body" && strings.HasPrefix(fe.Reason, "larger than") {
-			status = http.StatusRequestEntityTooLarge
+		if fe.status != 0 {
+			status = fe.status
 		}
 		writeErr(w, status, fe.Error(), fe.Field)
 	case errors.Is(err, embedded.ErrNoRule):
@@ -141,7 +141,7 @@ func body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, bad("body", "larger than %d bytes", MaxBodyBytes)
+		return nil, tooLarge()
 	}
 	if err != nil {
 		return nil, bad("body", "unreadable: %v", err)
