@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -32,21 +30,9 @@ type cluster struct {
 
 func newCluster(t *testing.T, n int, users map[string]string) *cluster {
 	t.Helper()
-	zktest.SkipIfShort(t)
 	ctx := t.Context()
-	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(zc.Close)
-	disc, err := proxy.NewZKDiscovery(proxy.ZKDiscoveryConfig{ZK: zc, RetryBackoff: 50 * time.Millisecond, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- disc.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-ran })
+	zc := connectZK(t)
+	disc := runDiscovery(t, proxy.ZKDiscoveryConfig{ZK: zc, RetryBackoff: 50 * time.Millisecond})
 	c := &cluster{t: t, zc: zc, disc: disc, ledger: &fakecoord.Ledger{}}
 	for i := range n {
 		f := startFake(t, fakecoord.Config{NodeID: int32(i + 1), Ledger: c.ledger, Users: users})
