@@ -118,15 +118,21 @@ func (d *ZKDiscovery) Active(ctx context.Context) (string, int64, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("reading %s from ZooKeeper: %w", ActiveCoordinatorPath, err)
 	}
-	a, err := DecodeActiveCoordinator(data)
-	if err != nil {
-		return "", 0, err
-	}
-	addr, err := a.Address(d.listener)
+	addr, err := d.addressIn(data)
 	if err != nil {
 		return "", 0, err
 	}
 	return addr, st.Czxid, nil
+}
+
+// addressIn is the address of the configured listener in the data of
+// /coordinators/active.
+func (d *ZKDiscovery) addressIn(data []byte) (string, error) {
+	a, err := DecodeActiveCoordinator(data)
+	if err != nil {
+		return "", err
+	}
+	return a.Address(d.listener)
 }
 
 // Changed returns a channel closed at the next change of Current's answer.
@@ -214,13 +220,12 @@ func (d *ZKDiscovery) readOnce(ctx context.Context) (<-chan zk.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := DecodeActiveCoordinator(data)
+	addr, err := d.addressIn(data)
 	if err != nil {
 		d.set("", 0, err)
 		return watch, nil
 	}
-	addr, err := a.Address(d.listener)
-	d.set(addr, st.Czxid, err)
+	d.set(addr, st.Czxid, nil)
 	return watch, nil
 }
 
