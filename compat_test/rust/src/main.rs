@@ -314,7 +314,7 @@ fn table(id: i64, buckets: &[(Option<i64>, i32, Option<i64>)]) -> ProducerTableO
 struct Scenario<'a> {
     o: &'a Options,
     r: &'a mut Report,
-    name: &'static str,
+    name: &'a str,
 }
 
 impl Scenario<'_> {
@@ -799,15 +799,11 @@ async fn main() -> ExitCode {
             o.timeout.as_millis()
         ),
     );
-    for name in o.scenarios.clone() {
+    for name in &o.scenarios {
         let mut sc = Scenario {
             o: &o,
             r: &mut r,
-            name: match name.as_str() {
-                "ping" => "ping",
-                "health" => "health",
-                _ => "offsets",
-            },
+            name,
         };
         match name.as_str() {
             "ping" => sc.ping().await,
