@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
@@ -158,8 +157,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, 2, nil)
 			ln := listener(t)
-			local := newRealLocal(t, config.Listener{Name: "CLIENT", Host: "127.0.0.1", Port: 1})
-			p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: local.mux, MaxResends: tc.maxResends,
+			p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: wire.NewMux(), MaxResends: tc.maxResends,
 				ResendBackoff: 5 * time.Millisecond}, wire.ServerConfig{})
 			w := startWriteLoad(t, ln.Addr().String(), 4, 4)
 			for range tc.elections {
@@ -231,8 +229,7 @@ func TestFailoverLogsInAgain(t *testing.T) {
 	users := map[string]string{"alice": "alice-pw"}
 	c := newCluster(t, 2, users)
 	ln := listener(t)
-	local := newRealLocal(t, config.Listener{Name: "CLIENT", Host: "127.0.0.1", Port: 1})
-	p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: local.mux, ResendBackoff: 5 * time.Millisecond,
+	p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: wire.NewMux(), ResendBackoff: 5 * time.Millisecond,
 		UpstreamCredentials: func(*wire.Session) (string, string, bool) { return "alice", "alice-pw", true },
 	}, wire.ServerConfig{})
 	r := dialRaw(t, ln.Addr().String())
@@ -271,8 +268,7 @@ func TestFailoverStaticUpstream(t *testing.T) {
 	fake := startFake(t, fakecoord.Config{})
 	fake.SetStandby(true)
 	ln := listener(t)
-	local := newRealLocal(t, config.Listener{Name: "CLIENT", Host: "127.0.0.1", Port: 1})
-	p := serveProxy(t, ln, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: local.mux,
+	p := serveProxy(t, ln, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: wire.NewMux(),
 		MaxResends: 2, ResendBackoff: time.Millisecond}, wire.ServerConfig{})
 	r := dialRaw(t, ln.Addr().String())
 	r.Handshake()
@@ -292,7 +288,7 @@ func TestFailoverStaticUpstream(t *testing.T) {
 
 	// The leader returns while a request is being resent: it answers.
 	ln2 := listener(t)
-	p3 := serveProxy(t, ln2, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: local.mux,
+	p3 := serveProxy(t, ln2, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: wire.NewMux(),
 		MaxResends: 1000, ResendBackoff: time.Millisecond, ResendTimeout: time.Hour}, wire.ServerConfig{})
 	r2 := dialRaw(t, ln2.Addr().String())
 	r2.Handshake()
