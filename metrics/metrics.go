@@ -184,28 +184,25 @@ func New(reg prometheus.Registerer, b buildinfo.Info) (*Metrics, error) {
 // GaugeFunc registers a gauge read from fn at every scrape, such as
 // zookeeper_sessionConnected. Registering a name twice is an error.
 func (m *Metrics) GaugeFunc(name, help string, fn func() float64) error {
-	m.funcsMu.Lock()
-	defer m.funcsMu.Unlock()
-	if m.funcs[name] {
-		return fmt.Errorf("metrics: %s registered twice", name)
-	}
-	if err := m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: Prefix + name, Help: help}, fn)); err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	m.funcs[name] = true
-	return nil
+	return m.registerFunc(name, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: Prefix + name, Help: help}, fn))
 }
 
 // CounterFunc registers a counter read from fn at every scrape, for
 // counts kept elsewhere (the proxy's fail-over). fn must never decrease.
 // Registering a name twice is an error.
 func (m *Metrics) CounterFunc(name, help string, fn func() float64) error {
+	return m.registerFunc(name, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: Prefix + name, Help: help}, fn))
+}
+
+// registerFunc registers c, the collector of a GaugeFunc or CounterFunc
+// named name, once.
+func (m *Metrics) registerFunc(name string, c prometheus.Collector) error {
 	m.funcsMu.Lock()
 	defer m.funcsMu.Unlock()
 	if m.funcs[name] {
 		return fmt.Errorf("metrics: %s registered twice", name)
 	}
-	if err := m.reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: Prefix + name, Help: help}, fn)); err != nil {
+	if err := m.reg.Register(c); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	m.funcs[name] = true

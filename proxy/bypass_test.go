@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,13 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/syncbuf"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -241,27 +238,15 @@ func TestMetadataRewriteNotChecked(t *testing.T) {
 // (compat_test.TestProxyRealClusterRouting, "a-zk"): the coordinator names
 // the listener the request arrived on, so the WARN fires and names PROXY.
 func TestMetadataBypassThroughZKListener(t *testing.T) {
-	zktest.SkipIfShort(t)
 	ctx := t.Context()
-	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(zc.Close)
+	zc := connectZK(t)
 	fake := startFake(t, fakecoord.Config{}) // names its own address: PROXY's
 	ln := listener(t)
 	znode := fmt.Sprintf(`{"version":2,"id":"1","listeners":"FLUSS://127.0.0.1:1,CLIENT://%s,PROXY://%s"}`, ln.Addr(), fake.Addr())
 	if _, err := zc.Create(ctx, proxy.ActiveCoordinatorPath, []byte(znode), zk.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
-	disc, err := proxy.NewZKDiscovery(proxy.ZKDiscoveryConfig{ZK: zc, ListenerName: "PROXY", Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- disc.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-ran })
+	disc := runDiscovery(t, proxy.ZKDiscoveryConfig{ZK: zc, ListenerName: "PROXY"})
 
 	log := newJSONLog(t)
 	p := serveProxy(t, ln, proxy.Config{Upstream: disc, Local: wire.NewMux(), Advertised: ln.Addr().String(), Logger: log}, wire.ServerConfig{})

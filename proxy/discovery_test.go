@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -31,21 +29,9 @@ func waitChange(t *testing.T, ch <-chan struct{}) {
 // active, and after a leader change sends new client connections to the new
 // leader while an existing one keeps its upstream.
 func TestZKDiscoveryFollowsLeader(t *testing.T) {
-	zktest.SkipIfShort(t)
 	ctx := t.Context()
-	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(zc.Close)
-	disc, err := proxy.NewZKDiscovery(proxy.ZKDiscoveryConfig{ZK: zc, ListenerName: "CLIENT", RetryBackoff: 50 * time.Millisecond, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- disc.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-ran })
+	zc := connectZK(t)
+	disc := runDiscovery(t, proxy.ZKDiscoveryConfig{ZK: zc, ListenerName: "CLIENT", RetryBackoff: 50 * time.Millisecond})
 
 	fake1 := startFake(t, fakecoord.Config{NodeID: 1})
 	fake2 := startFake(t, fakecoord.Config{NodeID: 2})

@@ -1,18 +1,15 @@
 package proxy_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/fluss-sidecar/fluss-sidecar/config"
 	"github.com/fluss-sidecar/fluss-sidecar/flusserr"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/eventually"
 	"github.com/fluss-sidecar/fluss-sidecar/internal/fakecoord"
-	"github.com/fluss-sidecar/fluss-sidecar/internal/zktest"
 	"github.com/fluss-sidecar/fluss-sidecar/messages"
 	"github.com/fluss-sidecar/fluss-sidecar/proxy"
 	"github.com/fluss-sidecar/fluss-sidecar/wire"
@@ -32,21 +29,9 @@ type cluster struct {
 
 func newCluster(t *testing.T, n int, users map[string]string) *cluster {
 	t.Helper()
-	zktest.SkipIfShort(t)
 	ctx := t.Context()
-	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(zc.Close)
-	disc, err := proxy.NewZKDiscovery(proxy.ZKDiscoveryConfig{ZK: zc, RetryBackoff: 50 * time.Millisecond, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- disc.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-ran })
+	zc := connectZK(t)
+	disc := runDiscovery(t, proxy.ZKDiscoveryConfig{ZK: zc, RetryBackoff: 50 * time.Millisecond})
 	c := &cluster{t: t, zc: zc, disc: disc, ledger: &fakecoord.Ledger{}}
 	for i := range n {
 		f := startFake(t, fakecoord.Config{NodeID: int32(i + 1), Ledger: c.ledger, Users: users})
@@ -172,8 +157,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, 2, nil)
 			ln := listener(t)
-			local := newRealLocal(t, config.Listener{Name: "CLIENT", Host: "127.0.0.1", Port: 1})
-			p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: local.mux, MaxResends: tc.maxResends,
+			p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: wire.NewMux(), MaxResends: tc.maxResends,
 				ResendBackoff: 5 * time.Millisecond}, wire.ServerConfig{})
 			w := startWriteLoad(t, ln.Addr().String(), 4, 4)
 			for range tc.elections {
@@ -245,8 +229,7 @@ func TestFailoverLogsInAgain(t *testing.T) {
 	users := map[string]string{"alice": "alice-pw"}
 	c := newCluster(t, 2, users)
 	ln := listener(t)
-	local := newRealLocal(t, config.Listener{Name: "CLIENT", Host: "127.0.0.1", Port: 1})
-	p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: local.mux, ResendBackoff: 5 * time.Millisecond,
+	p := serveProxy(t, ln, proxy.Config{Upstream: c.disc, Local: wire.NewMux(), ResendBackoff: 5 * time.Millisecond,
 		UpstreamCredentials: func(*wire.Session) (string, string, bool) { return "alice", "alice-pw", true },
 	}, wire.ServerConfig{})
 	r := dialRaw(t, ln.Addr().String())
@@ -285,8 +268,7 @@ func TestFailoverStaticUpstream(t *testing.T) {
 	fake := startFake(t, fakecoord.Config{})
 	fake.SetStandby(true)
 	ln := listener(t)
-	local := newRealLocal(t, config.Listener{Name: "CLIENT", Host: "127.0.0.1", Port: 1})
-	p := serveProxy(t, ln, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: local.mux,
+	p := serveProxy(t, ln, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: wire.NewMux(),
 		MaxResends: 2, ResendBackoff: time.Millisecond}, wire.ServerConfig{})
 	r := dialRaw(t, ln.Addr().String())
 	r.Handshake()
@@ -306,7 +288,7 @@ func TestFailoverStaticUpstream(t *testing.T) {
 
 	// The leader returns while a request is being resent: it answers.
 	ln2 := listener(t)
-	p3 := serveProxy(t, ln2, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: local.mux,
+	p3 := serveProxy(t, ln2, proxy.Config{Upstream: proxy.StaticUpstream(fake.Addr()), Local: wire.NewMux(),
 		MaxResends: 1000, ResendBackoff: time.Millisecond, ResendTimeout: time.Hour}, wire.ServerConfig{})
 	r2 := dialRaw(t, ln2.Addr().String())
 	r2.Handshake()

@@ -71,6 +71,37 @@ func startFake(tb testing.TB, cfg fakecoord.Config) *fakecoord.Coordinator {
 	return c
 }
 
+// connectZK opens a client of the shared ZooKeeper under a fresh root,
+// closed when the test ends; it skips the test in -short mode.
+func connectZK(t *testing.T) *zk.Client {
+	t.Helper()
+	zktest.SkipIfShort(t)
+	zc, err := zk.Connect(t.Context(), zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(zc.Close)
+	return zc
+}
+
+// runDiscovery builds a ZKDiscovery from cfg (logging to the test when
+// cfg.Logger is nil) and runs it until the test ends.
+func runDiscovery(t *testing.T, cfg proxy.ZKDiscoveryConfig) *proxy.ZKDiscovery {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t)
+	}
+	disc, err := proxy.NewZKDiscovery(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- disc.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-ran })
+	return disc
+}
+
 // realLocal is the sidecar's own Mux over a real ZooKeeper (fresh root)
 // and a local remote dir.
 type realLocal struct {
@@ -80,13 +111,8 @@ type realLocal struct {
 
 func newRealLocal(t *testing.T, advertised config.Listener) *realLocal {
 	t.Helper()
-	zktest.SkipIfShort(t)
 	ctx := t.Context()
-	zc, err := zk.Connect(ctx, zk.Config{Address: sharedZK, Root: zktest.UniqueRoot(), ConnectionTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(zc.Close)
+	zc := connectZK(t)
 	files, err := remotestore.Open(ctx, "file://"+t.TempDir(), remotestore.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -89,25 +89,21 @@ func NewZKDiscovery(cfg ZKDiscoveryConfig) (*ZKDiscovery, error) {
 // Current returns the address of the active coordinator's listener. Before
 // the first read of ZooKeeper has finished it waits, bounded by ctx.
 func (d *ZKDiscovery) Current(ctx context.Context) (string, error) {
+	addr, _, err := d.currentReg(ctx)
+	return addr, err
+}
+
+// currentReg is Current with the registration the address was read from,
+// both read under one lock.
+func (d *ZKDiscovery) currentReg(ctx context.Context) (string, int64, error) {
 	select {
 	case <-d.first:
 	case <-ctx.Done():
-		return "", fmt.Errorf("waiting for the active coordinator in ZooKeeper: %w", ctx.Err())
+		return "", 0, fmt.Errorf("waiting for the active coordinator in ZooKeeper: %w", ctx.Err())
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.addr, d.err
-}
-
-// currentReg is Current with the registration the address was read from.
-func (d *ZKDiscovery) currentReg(ctx context.Context) (string, int64, error) {
-	addr, err := d.Current(ctx)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if addr != d.addr {
-		return addr, 0, err
-	}
-	return addr, d.reg, err
+	return d.addr, d.reg, d.err
 }
 
 // Active reads the active coordinator anew, after a ZooKeeper sync, rather
@@ -122,15 +118,21 @@ func (d *ZKDiscovery) Active(ctx context.Context) (string, int64, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("reading %s from ZooKeeper: %w", ActiveCoordinatorPath, err)
 	}
-	a, err := DecodeActiveCoordinator(data)
-	if err != nil {
-		return "", 0, err
-	}
-	addr, err := a.Address(d.listener)
+	addr, err := d.addressIn(data)
 	if err != nil {
 		return "", 0, err
 	}
 	return addr, st.Czxid, nil
+}
+
+// addressIn is the address of the configured listener in the data of
+// /coordinators/active.
+func (d *ZKDiscovery) addressIn(data []byte) (string, error) {
+	a, err := DecodeActiveCoordinator(data)
+	if err != nil {
+		return "", err
+	}
+	return a.Address(d.listener)
 }
 
 // Changed returns a channel closed at the next change of Current's answer.
@@ -218,13 +220,12 @@ func (d *ZKDiscovery) readOnce(ctx context.Context) (<-chan zk.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := DecodeActiveCoordinator(data)
+	addr, err := d.addressIn(data)
 	if err != nil {
 		d.set("", 0, err)
 		return watch, nil
 	}
-	addr, err := a.Address(d.listener)
-	d.set(addr, st.Czxid, err)
+	d.set(addr, st.Czxid, nil)
 	return watch, nil
 }
 

@@ -55,13 +55,21 @@ type auditRecord struct {
 	producerID string
 	tables     []int64
 	buckets    int // -1: not known (a delete reads no offsets file)
-	outcome    string
-	err        error // the answered error, if any
+	// register, for a decoded REGISTER, is where tables and buckets are
+	// read from, and only when a line is written: the counter needs
+	// neither, and a REGISTER can name a million buckets.
+	register *producer.RegisterInput
+	outcome  string
+	err      error // the answered error, if any
 }
 
 // audit writes the audit line of one registry request and counts it. ctx
 // is the handler's (its arrival starts the duration).
 func (s *Sidecar) audit(ctx context.Context, sess *wire.Session, rec auditRecord) {
+	logs, o := s.auditLogs(rec.op), s.cfg.Audit.Observer
+	if !logs && o == nil {
+		return
+	}
 	client, version := sess.ClientSoftware()
 	outcome := rec.outcome
 	var code flusserr.Code
@@ -69,14 +77,14 @@ func (s *Sidecar) audit(ctx context.Context, sess *wire.Session, rec auditRecord
 		a := apierr.Of(rec.err)
 		code, outcome = a.Code, a.Code.Name()
 	}
-	if o := s.cfg.Audit.Observer; o != nil {
+	if o != nil {
 		o.RegistryRequest(rec.op, client, outcome)
 	}
-	if rec.op == "get" && !s.cfg.Audit.Reads || rec.op != "get" && !s.cfg.Audit.Writes {
+	if !logs {
 		return
 	}
-	if !s.audits.IsInfo() {
-		return
+	if rec.register != nil {
+		rec.tables, rec.buckets = registerTables(rec.register)
 	}
 	tables := rec.tables
 	if len(tables) > maxAuditTables {
@@ -106,6 +114,15 @@ func (s *Sidecar) audit(ctx context.Context, sess *wire.Session, rec auditRecord
 	s.audits.Info("producer offsets audit", kv...)
 }
 
+// auditLogs reports whether requests of op leave an audit line.
+func (s *Sidecar) auditLogs(op string) bool {
+	on := s.cfg.Audit.Writes
+	if op == "get" {
+		on = s.cfg.Audit.Reads
+	}
+	return on && s.audits.IsInfo()
+}
+
 func addrString(sess *wire.Session) string {
 	if sess.RemoteAddr == nil {
 		return ""
@@ -113,20 +130,27 @@ func addrString(sess *wire.Session) string {
 	return sess.RemoteAddr.String()
 }
 
-// registerAudit is the audit record of a REGISTER.
+// registerAudit is the audit record of a REGISTER. Its tables and bucket
+// count are read from in only if a line is written (audit).
 func registerAudit(in producer.RegisterInput, res producer.Result, err error) auditRecord {
-	rec := auditRecord{op: "register", err: err, tables: make([]int64, 0, len(in.Tables))}
+	rec := auditRecord{op: "register", err: err, register: &in}
 	if in.ProducerID != nil {
 		rec.producerID = *in.ProducerID
-	}
-	for _, t := range in.Tables {
-		rec.tables = append(rec.tables, t.TableID)
-		rec.buckets += bucketCount(t)
 	}
 	if err == nil {
 		rec.outcome = res.String()
 	}
 	return rec
+}
+
+// registerTables is the table ids and bucket count of a REGISTER's line.
+func registerTables(in *producer.RegisterInput) (tables []int64, buckets int) {
+	tables = make([]int64, 0, len(in.Tables))
+	for _, t := range in.Tables {
+		tables = append(tables, t.TableID)
+		buckets += bucketCount(t)
+	}
+	return tables, buckets
 }
 
 // bucketCount is how many buckets a table entry of a REGISTER names.

@@ -39,6 +39,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"sync"
@@ -112,15 +113,12 @@ func (l *Ledger) apply(body []byte) {
 	l.applied[string(body)]++
 }
 
-// Applied returns how often each body was applied.
+// Applied returns a copy of how often each body was applied (nil before
+// any write).
 func (l *Ledger) Applied() map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]int, len(l.applied))
-	for k, v := range l.applied {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(l.applied)
 }
 
 // Request is one recorded request.

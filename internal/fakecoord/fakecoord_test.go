@@ -3,6 +3,7 @@ package fakecoord
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net"
 	"strconv"
 	"testing"
@@ -235,7 +236,7 @@ func TestStandbyRefusesAllButHandshake(t *testing.T) {
 	}
 	got := ledger.Applied()
 	want := map[string]int{"w1": 2, "w2": 1, "w3": 1}
-	if len(got) != len(want) || got["w1"] != 2 || got["w2"] != 1 || got["w3"] != 1 {
+	if !maps.Equal(got, want) {
 		t.Fatalf("ledger %v, want %v", got, want)
 	}
 }

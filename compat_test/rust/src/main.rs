@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fluss::client::{FlussAdmin, FlussConnection};
@@ -313,7 +314,7 @@ fn table(id: i64, buckets: &[(Option<i64>, i32, Option<i64>)]) -> ProducerTableO
 struct Scenario<'a> {
     o: &'a Options,
     r: &'a mut Report,
-    name: &'static str,
+    name: &'a str,
 }
 
 impl Scenario<'_> {
@@ -541,14 +542,24 @@ impl Scenario<'_> {
         }
     }
 
-    async fn ping(&mut self) {
-        if let Some(conn) = self.connect().await {
-            match conn.get_admin() {
-                Ok(admin) => self.server_nodes(&admin).await,
-                Err(e) => self
-                    .r
-                    .fail_error(&self.step("admin"), "", &e, "want an admin client"),
+    /// admin connects and takes the connection's admin client; None when
+    /// either failed (reported). The connection is returned with it, to be
+    /// kept while the admin client is used.
+    async fn admin(&mut self) -> Option<(FlussConnection, Arc<FlussAdmin>)> {
+        let conn = self.connect().await?;
+        match conn.get_admin() {
+            Ok(admin) => Some((conn, admin)),
+            Err(e) => {
+                self.r
+                    .fail_error(&self.step("admin"), "", &e, "want an admin client");
+                None
             }
+        }
+    }
+
+    async fn ping(&mut self) {
+        if let Some((_conn, admin)) = self.admin().await {
+            self.server_nodes(&admin).await;
         }
     }
 
@@ -556,16 +567,8 @@ impl Scenario<'_> {
     /// well-formed answer passes (the caller judges the status), an error
     /// fails with what fluss-rs reported.
     async fn health(&mut self) {
-        let Some(conn) = self.connect().await else {
+        let Some((_conn, admin)) = self.admin().await else {
             return;
-        };
-        let admin = match conn.get_admin() {
-            Ok(a) => a,
-            Err(e) => {
-                return self
-                    .r
-                    .fail_error(&self.step("admin"), "", &e, "want an admin client");
-            }
         };
         let step = self.step("cluster-health");
         match bounded(self.o.timeout, admin.get_cluster_health()).await {
@@ -576,16 +579,8 @@ impl Scenario<'_> {
     }
 
     async fn offsets(&mut self) {
-        let Some(conn) = self.connect().await else {
+        let Some((_conn, admin)) = self.admin().await else {
             return;
-        };
-        let admin = match conn.get_admin() {
-            Ok(a) => a,
-            Err(e) => {
-                return self
-                    .r
-                    .fail_error(&self.step("admin"), "", &e, "want an admin client");
-            }
         };
         let s = self.o.suffix.clone();
         let id = format!("rs-{s}");
@@ -804,15 +799,11 @@ async fn main() -> ExitCode {
             o.timeout.as_millis()
         ),
     );
-    for name in o.scenarios.clone() {
+    for name in &o.scenarios {
         let mut sc = Scenario {
             o: &o,
             r: &mut r,
-            name: match name.as_str() {
-                "ping" => "ping",
-                "health" => "health",
-                _ => "offsets",
-            },
+            name,
         };
         match name.as_str() {
             "ping" => sc.ping().await,
