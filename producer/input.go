@@ -66,8 +66,8 @@ func (t TableInput) buckets() iter.Seq[BucketInput] {
 	}
 }
 
-// count is the number of buckets of the entry.
-func (t TableInput) count() int {
+// Count is the number of buckets of the entry.
+func (t TableInput) Count() int {
 	if t.ByBucket == nil {
 		return len(t.Buckets)
 	}
@@ -114,7 +114,7 @@ func coordinatorOrder(in []TableInput, tables []offsets.TableOffsets) (ordered [
 	}
 	n := 0
 	for _, t := range in {
-		n += t.count()
+		n += t.Count()
 	}
 	buckets := make([]javaorder.Bucket, 0, n)
 	for _, t := range in {

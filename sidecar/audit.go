@@ -148,23 +148,9 @@ func registerTables(in *producer.RegisterInput) (tables []int64, buckets int) {
 	tables = make([]int64, 0, len(in.Tables))
 	for _, t := range in.Tables {
 		tables = append(tables, t.TableID)
-		buckets += bucketCount(t)
+		buckets += t.Count()
 	}
 	return tables, buckets
-}
-
-// bucketCount is how many buckets a table entry of a REGISTER names.
-func bucketCount(t producer.TableInput) int {
-	if t.ByBucket == nil {
-		return len(t.Buckets)
-	}
-	n := 0
-	for _, off := range t.ByBucket {
-		if off != -1 {
-			n++
-		}
-	}
-	return n
 }
 
 // auditLogger is the logger of the audit lines.
