@@ -17,6 +17,7 @@ const FirstKey Key = 1000
 // is still known to Name.
 const (
 	KeyAPIVersions             Key = 1000
+	KeyCreateDatabase          Key = 1001
 	KeyListDatabases           Key = 1003
 	KeyDatabaseExists          Key = 1004
 	KeyGetTableInfo            Key = 1007

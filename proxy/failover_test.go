@@ -107,7 +107,7 @@ func startWriteLoad(t *testing.T, addr string, conns, perConn int) *writeLoad {
 					}
 					body := fmt.Sprintf("c%d-g%d-%d", c, g, n)
 					w.sent.Add(1)
-					r, err := cl.CallRaw(ctx, fakecoord.KeyCreateDatabase, 0, []byte(body))
+					r, err := cl.CallRaw(ctx, messages.KeyCreateDatabase, 0, []byte(body))
 					w.mu.Lock()
 					switch fe, _ := flusserr.From(r.Err()); {
 					case err != nil:
@@ -234,18 +234,18 @@ func TestFailoverLogsInAgain(t *testing.T) {
 	}, wire.ServerConfig{})
 	r := dialRaw(t, ln.Addr().String())
 	r.Handshake()
-	r.Send(fakecoord.KeyCreateDatabase, 0, 1, []byte("before"))
+	r.Send(messages.KeyCreateDatabase, 0, 1, []byte("before"))
 	if got := r.Read(); got.Type != wire.ResponseSuccess {
 		t.Fatal(got.Err())
 	}
 	c.elect()
-	r.Send(fakecoord.KeyCreateDatabase, 0, 2, []byte("after"))
+	r.Send(messages.KeyCreateDatabase, 0, 2, []byte("after"))
 	if got := r.Read(); got.Type != wire.ResponseSuccess || string(got.Body) != "after" {
 		t.Fatalf("after the election: %v %v", got.Type, got.Err())
 	}
 	var principals []string
 	for _, req := range c.coords[1].Requests() {
-		if req.APIKey == fakecoord.KeyCreateDatabase {
+		if req.APIKey == messages.KeyCreateDatabase {
 			principals = append(principals, req.Principal)
 		}
 	}
@@ -272,9 +272,9 @@ func TestFailoverStaticUpstream(t *testing.T) {
 		MaxResends: 2, ResendBackoff: time.Millisecond}, wire.ServerConfig{})
 	r := dialRaw(t, ln.Addr().String())
 	r.Handshake()
-	r.Send(fakecoord.KeyCreateDatabase, 0, 7, []byte("w1"))
+	r.Send(messages.KeyCreateDatabase, 0, 7, []byte("w1"))
 	wantCode(t, r.Read(), flusserr.NotCoordinatorLeader, fakecoord.NotLeaderMessage)
-	if n := len(fake.RequestsFor(fakecoord.KeyCreateDatabase)); n != 3 {
+	if n := len(fake.RequestsFor(messages.KeyCreateDatabase)); n != 3 {
 		t.Fatalf("the coordinator saw the request %d times, want 3 (sent, resent twice)", n)
 	}
 	if st := p.FailoverStats(); st.Resends != 2 || st.NotLeaderAnswers != 3 || st.NotLeaderPassed != 1 || st.Moves != 2 {
@@ -292,10 +292,10 @@ func TestFailoverStaticUpstream(t *testing.T) {
 		MaxResends: 1000, ResendBackoff: time.Millisecond, ResendTimeout: time.Hour}, wire.ServerConfig{})
 	r2 := dialRaw(t, ln2.Addr().String())
 	r2.Handshake()
-	seen := len(fake.RequestsFor(fakecoord.KeyCreateDatabase))
-	r2.Send(fakecoord.KeyCreateDatabase, 0, 9, []byte("w2"))
+	seen := len(fake.RequestsFor(messages.KeyCreateDatabase))
+	r2.Send(messages.KeyCreateDatabase, 0, 9, []byte("w2"))
 	eventually.True(t, "the request to be resent", func() bool {
-		return len(fake.RequestsFor(fakecoord.KeyCreateDatabase)) >= seen+3
+		return len(fake.RequestsFor(messages.KeyCreateDatabase)) >= seen+3
 	})
 	fake.SetStandby(false)
 	if got := r2.Read(); got.Type != wire.ResponseSuccess || string(got.Body) != "w2" {

@@ -91,9 +91,6 @@ type Config struct {
 	Logger hclog.Logger
 }
 
-// KeyCreateDatabase is CREATE_DATABASE, the fake's opaque write.
-const KeyCreateDatabase = messages.Key(1001)
-
 // NotLeaderMessage is the message of the fake's answers 65, a Fluss
 // coordinator's own.
 const NotLeaderMessage = "This coordinator server is not the current leader."
@@ -492,7 +489,7 @@ func (c *Coordinator) gate(ctx context.Context, s *wire.Session, h wire.RequestH
 
 func (c *Coordinator) versions() []*messages.PbApiVersion {
 	keys := []messages.Key{
-		messages.KeyAPIVersions, KeyCreateDatabase, messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo,
+		messages.KeyAPIVersions, messages.KeyCreateDatabase, messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo,
 		messages.KeyGetMetadata, messages.KeyAuthenticate,
 		messages.KeyRegisterProducerOffsets, messages.KeyGetProducerOffsets, messages.KeyDeleteProducerOffsets,
 	}
@@ -602,7 +599,7 @@ func (c *Coordinator) echo(_ context.Context, _ *wire.Session, h wire.RequestHea
 	switch h.APIKey {
 	case messages.KeyListDatabases, messages.KeyDatabaseExists, messages.KeyGetTableInfo:
 		return wire.Response{Type: wire.ResponseSuccess, Body: body}, nil
-	case KeyCreateDatabase:
+	case messages.KeyCreateDatabase:
 		c.cfg.Ledger.apply(body)
 		return wire.Response{Type: wire.ResponseSuccess, Body: body}, nil
 	}

@@ -213,7 +213,7 @@ func TestStandbyRefusesAllButHandshake(t *testing.T) {
 	if _, err := cl.Handshake(ctx); err != nil {
 		t.Fatalf("a standby refused API_VERSIONS: %v", err)
 	}
-	for _, key := range []messages.Key{KeyCreateDatabase, messages.KeyListDatabases, messages.KeyGetMetadata, messages.KeyGetProducerOffsets} {
+	for _, key := range []messages.Key{messages.KeyCreateDatabase, messages.KeyListDatabases, messages.KeyGetMetadata, messages.KeyGetProducerOffsets} {
 		r, err := cl.CallRaw(ctx, key, 0, []byte("w1"))
 		if err != nil {
 			t.Fatal(err)
@@ -225,13 +225,13 @@ func TestStandbyRefusesAllButHandshake(t *testing.T) {
 	}
 	lc, lctx := dial(t, leader.Addr())
 	for _, body := range []string{"w1", "w2", "w1"} {
-		r, err := lc.CallRaw(lctx, KeyCreateDatabase, 0, []byte(body))
+		r, err := lc.CallRaw(lctx, messages.KeyCreateDatabase, 0, []byte(body))
 		if err != nil || r.Type != wire.ResponseSuccess || string(r.Body) != body {
 			t.Fatalf("leader answered %q with %v %v", body, r, err)
 		}
 	}
 	standby.SetStandby(false)
-	if r, err := cl.CallRaw(ctx, KeyCreateDatabase, 0, []byte("w3")); err != nil || r.Type != wire.ResponseSuccess {
+	if r, err := cl.CallRaw(ctx, messages.KeyCreateDatabase, 0, []byte("w3")); err != nil || r.Type != wire.ResponseSuccess {
 		t.Fatalf("the former standby answered %v %v", r, err)
 	}
 	got := ledger.Applied()
