@@ -56,14 +56,22 @@ type clientRun struct {
 // timeout. It fails the test only when the program cannot be run.
 func runProgram(t *testing.T, name string, timeout time.Duration, argv []string, args ...string) clientRun {
 	t.Helper()
+	start := time.Now()
+	r := runProgramQuietly(t, name, timeout, argv, args...)
+	t.Logf("%s %s ran %v:\n%s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond), r.stdout)
+	return r
+}
+
+// runProgramQuietly is runProgram without the log line, for a wait that
+// runs a program many times and reports only the last run.
+func runProgramQuietly(t *testing.T, name string, timeout time.Duration, argv []string, args ...string) clientRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
 	err := cmd.Run()
-	t.Logf("%s %s ran %v:\n%s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond), stdout.String())
 	r := clientRun{stdout: stdout.String(), stderr: stderr.String()}
 	var exit *exec.ExitError
 	switch {

@@ -1,10 +1,7 @@
 package compat_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,34 +61,13 @@ func checkRustHealth(t *testing.T, run clientRun, status string) {
 	}
 }
 
-// runRustHealthQuietly runs the health scenario once against addr without
-// logging its output: a wait runs it many times and reports the last.
-func runRustHealthQuietly(t *testing.T, bin, addr string) clientRun {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--bootstrap", addr, "--timeout", "30", "health").Output()
-	r := clientRun{stdout: string(out)}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		r.exit = exit.ExitCode()
-		r.stderr = string(exit.Stderr)
-	default:
-		t.Fatalf("fluss-rs-compat: %v", err)
-	}
-	r.passed = r.exit == 0 && strings.Contains(r.stdout, "\nRESULT PASS\n")
-	return r
-}
-
 // waitRustHealth runs the health scenario, each time on a new connection,
 // until fluss-rs gets status; every answer must have replica counts 0.
 func waitRustHealth(t *testing.T, bin, addr, status string) {
 	t.Helper()
 	var last clientRun
 	eventually.Nil(t, "fluss-rs's GET_CLUSTER_HEALTH status "+status, func() error {
-		last = runRustHealthQuietly(t, bin, addr)
+		last = runProgramQuietly(t, "fluss-rs-compat", time.Minute, []string{bin}, "--bootstrap", addr, "--timeout", "30", "health")
 		h, err := parseRustHealth(last)
 		if err != nil {
 			return err
